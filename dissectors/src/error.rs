@@ -1,0 +1,272 @@
+//! The one error type of the dissectors: small, `Copy`, no lifetime.
+//!
+//! Offsets count from the start of the buffer that was handed to the failing
+//! call: a header's own `new_checked` reports offsets within the header, and
+//! [`crate::dissect`] re-bases them onto the whole frame.
+
+use core::fmt;
+
+/// The protocol layer an error or a field belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layer {
+    Ethernet,
+    Vlan,
+    MacControl,
+    Ipv4,
+    Ipv6,
+    Grh,
+    Udp,
+    Tcp,
+    TcpBth,
+    Bth,
+    Rdeth,
+    Deth,
+    XrcEth,
+    Reth,
+    AtomicEth,
+    Aeth,
+    AtomicAckEth,
+    ImmDt,
+    Ieth,
+    Feth,
+    Cnp,
+    Mad,
+    Payload,
+    Icrc,
+}
+
+impl Layer {
+    /// The name used in error messages (`truncated BTH at offset 42 …`).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Layer::Ethernet => "Ethernet",
+            Layer::Vlan => "VLAN",
+            Layer::MacControl => "MAC Control",
+            Layer::Ipv4 => "IPv4",
+            Layer::Ipv6 => "IPv6",
+            Layer::Grh => "GRH",
+            Layer::Udp => "UDP",
+            Layer::Tcp => "TCP",
+            Layer::TcpBth => "tcp_bth",
+            Layer::Bth => "BTH",
+            Layer::Rdeth => "RDETH",
+            Layer::Deth => "DETH",
+            Layer::XrcEth => "XRCETH",
+            Layer::Reth => "RETH",
+            Layer::AtomicEth => "AtomicETH",
+            Layer::Aeth => "AETH",
+            Layer::AtomicAckEth => "AtomicAckETH",
+            Layer::ImmDt => "ImmDt",
+            Layer::Ieth => "IETH",
+            Layer::Feth => "FETH",
+            Layer::Cnp => "CNP",
+            Layer::Mad => "CM MAD",
+            Layer::Payload => "payload",
+            Layer::Icrc => "ICRC",
+        }
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a header that was fully present is still not acceptable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Malformed {
+    /// The IP version nibble does not match the EtherType.
+    Version,
+    /// A header-length field is smaller than the fixed header (IPv4 IHL < 5, TCP data offset < 5).
+    HeaderLength,
+    /// A length field is smaller than the headers it must contain (UDP length < 8 + BTH + ICRC).
+    LengthTooShort,
+    /// PadCnt is larger than the bytes between the headers and the ICRC.
+    PadCount,
+    /// A TCP option's length byte is impossible (0, 1, or past the option area).
+    OptionLength,
+    /// A field holds a value that this layer cannot carry.
+    Value,
+}
+
+impl Malformed {
+    #[must_use]
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Malformed::Version => "wrong IP version",
+            Malformed::HeaderLength => "header length field too small",
+            Malformed::LengthTooShort => "length field smaller than the headers it carries",
+            Malformed::PadCount => "pad count larger than the payload",
+            Malformed::OptionLength => "bad option length",
+            Malformed::Value => "invalid field value",
+        }
+    }
+}
+
+/// A dissection or validation failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireError {
+    /// Fewer bytes than the layer needs: a cut-short capture, or (when the
+    /// frame was captured whole) a length field pointing past the end.
+    Truncated {
+        layer: Layer,
+        offset: usize,
+        need: usize,
+        have: usize,
+    },
+    /// All bytes present, but the header contradicts itself.
+    Malformed {
+        layer: Layer,
+        offset: usize,
+        reason: Malformed,
+    },
+    /// A value this dissector does not know how to continue from (strict mode only).
+    Unsupported {
+        layer: Layer,
+        offset: usize,
+        value: u32,
+    },
+}
+
+impl WireError {
+    #[must_use]
+    pub const fn layer(&self) -> Layer {
+        match *self {
+            WireError::Truncated { layer, .. }
+            | WireError::Malformed { layer, .. }
+            | WireError::Unsupported { layer, .. } => layer,
+        }
+    }
+
+    #[must_use]
+    pub const fn offset(&self) -> usize {
+        match *self {
+            WireError::Truncated { offset, .. }
+            | WireError::Malformed { offset, .. }
+            | WireError::Unsupported { offset, .. } => offset,
+        }
+    }
+
+    /// The same error with its offset moved `base` bytes further into the frame.
+    #[must_use]
+    pub const fn rebased(self, base: usize) -> Self {
+        match self {
+            WireError::Truncated {
+                layer,
+                offset,
+                need,
+                have,
+            } => WireError::Truncated {
+                layer,
+                offset: offset + base,
+                need,
+                have,
+            },
+            WireError::Malformed {
+                layer,
+                offset,
+                reason,
+            } => WireError::Malformed {
+                layer,
+                offset: offset + base,
+                reason,
+            },
+            WireError::Unsupported {
+                layer,
+                offset,
+                value,
+            } => WireError::Unsupported {
+                layer,
+                offset: offset + base,
+                value,
+            },
+        }
+    }
+
+    #[must_use]
+    pub const fn is_truncated(&self) -> bool {
+        matches!(self, WireError::Truncated { .. })
+    }
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            WireError::Truncated {
+                layer,
+                offset,
+                need,
+                have,
+            } => write!(
+                f,
+                "truncated {layer} at offset {offset}: need {need} bytes, have {have}"
+            ),
+            WireError::Malformed {
+                layer,
+                offset,
+                reason,
+            } => write!(
+                f,
+                "malformed {layer} at offset {offset}: {}",
+                reason.describe()
+            ),
+            WireError::Unsupported {
+                layer,
+                offset,
+                value,
+            } => write!(
+                f,
+                "unsupported {layer} at offset {offset}: value {value:#x}"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for WireError {}
+
+/// Result of the public dissector API.
+pub type Result<T> = core::result::Result<T, WireError>;
+
+/// Length check shared by every `check_len`: `Truncated` when `have < need`.
+pub(crate) const fn need(layer: Layer, need: usize, have: usize) -> Result<()> {
+    if have < need {
+        Err(WireError::Truncated {
+            layer,
+            offset: 0,
+            need,
+            have,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+/// Error type of the internal nom parsers: it keeps how much input was left
+/// (never the input itself), so `stack.rs` can turn it into a frame offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StackError {
+    pub remaining: usize,
+}
+
+impl<'a> nom::error::ParseError<&'a [u8]> for StackError {
+    fn from_error_kind(input: &'a [u8], _kind: nom::error::ErrorKind) -> Self {
+        StackError {
+            remaining: input.len(),
+        }
+    }
+
+    fn append(_input: &'a [u8], _kind: nom::error::ErrorKind, other: Self) -> Self {
+        other
+    }
+}
+
+/// Result of the internal nom parsers.
+pub(crate) type PResult<'a, T> = nom::IResult<&'a [u8], T, StackError>;
+
+/// `take(n)` in complete mode: the seam every header's `parse` adapter uses.
+pub(crate) fn take_complete(i: &[u8], n: usize) -> PResult<'_, &[u8]> {
+    use nom::Parser;
+    nom::bytes::complete::take(n).parse_complete(i)
+}

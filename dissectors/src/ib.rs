@@ -1,0 +1,17 @@
+//! InfiniBand transport headers as carried by RoCE: BTH, its extension
+//! headers, PSN/QPN arithmetic and the opcode table.
+
+pub mod aeth;
+pub mod atomic_ack_eth;
+pub mod atomic_eth;
+pub mod bth;
+pub mod cnp;
+pub mod deth;
+pub mod feth;
+pub mod ieth;
+pub mod immdt;
+pub mod opcode;
+pub mod psn;
+pub mod rdeth;
+pub mod reth;
+pub mod xrceth;

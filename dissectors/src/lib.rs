@@ -1,0 +1,35 @@
+//! Zero-copy dissectors and builders for RoCEv2 / RoCEv1 frames.
+//!
+//! # Panic contract
+//! Like smoltcp's `wire` module: every `Header::new_checked` / `Packet::new_checked`
+//! validates the length once, after which no accessor can panic. Whole-frame
+//! [`dissect`] and [`dissect_lax`] never panic on any input; they return a
+//! [`WireError`] naming the layer and offset instead. `new_unchecked` views
+//! are for emitting into buffers the caller sized with `buffer_len()`.
+//!
+//! No I/O happens here; captures, CLI and analysis live in the `rocescope` crate.
+
+pub mod builder;
+pub mod checksum;
+pub mod cm;
+pub mod error;
+pub mod ethernet;
+pub mod field;
+pub mod grh;
+pub mod ib;
+pub mod icrc;
+pub mod ipv4;
+pub mod ipv6;
+pub mod mac_control;
+pub mod pretty;
+pub mod stack;
+pub mod udp;
+pub mod vlan;
+
+#[cfg(any(test, feature = "proptest"))]
+pub mod strategy;
+
+pub use error::{Layer, Malformed, Result, WireError};
+pub use ib::bth::{HEADER_LEN as BTH_HEADER_LEN, Header as BthHeader, Repr as BthRepr};
+pub use ib::opcode::{ExtHeader, Opcode, OpcodeInfo, Operation, Position, Transport};
+pub use ib::psn::{Psn, Qpn};

@@ -1,0 +1,1 @@
+//! Deterministic, scenario-driven RoCEv2 traffic generation (issue 3).

@@ -1,0 +1,1 @@
+//! rocescope: read, write, replay and explain RoCEv2 traffic.
