@@ -1,1 +1,421 @@
-//! (in progress)
+//! Frame builders: emit a stack of `Repr`s into a caller's buffer.
+//!
+//! The order is fixed by what each check covers: payload and pad first, then
+//! the headers with every length derived from the payload, the IPv4 header
+//! checksum, the ICRC (which masks the IP/UDP checksums and TOS/TTL, so it only
+//! needs the final lengths, addresses and transport bytes), and the UDP
+//! checksum last, because it covers the ICRC bytes.
+
+use core::fmt;
+use core::net::IpAddr;
+
+use crate::checksum::ChecksumMode;
+use crate::ethernet::{self, EtherType};
+use crate::ib::opcode::ExtHeader;
+use crate::ib::{
+    aeth, atomic_ack_eth, atomic_eth, bth, deth, feth, ieth, immdt, rdeth, reth, xrceth,
+};
+use crate::icrc::{self, Encapsulation, ICRC_LEN};
+use crate::ipv4::IpProtocol;
+use crate::{grh, ipv4, ipv6, mac_control, udp, vlan};
+
+/// Smallest Ethernet frame without FCS; shorter frames are zero-padded.
+pub const MIN_FRAME_LEN: usize = 60;
+/// Most VLAN tags a built frame carries.
+pub const MAX_TAGS: usize = 2;
+
+/// Why a frame could not be built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildError {
+    BufferTooSmall { need: usize, have: usize },
+    InvalidRepr(&'static str),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::BufferTooSmall { need, have } => {
+                write!(f, "buffer too small: need {need} bytes, have {have}")
+            }
+            BuildError::InvalidRepr(why) => write!(f, "invalid frame description: {why}"),
+        }
+    }
+}
+
+impl core::error::Error for BuildError {}
+
+/// What to do with the ICRC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IcrcPolicy {
+    #[default]
+    Correct,
+    /// Emit the correct ICRC XOR this (non-zero) value: a deliberately bad one.
+    Corrupt(u32),
+}
+
+/// Checksum and ICRC policy of a build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// IPv4 header checksum: `Both`/`Tx` fill it, `Rx`/`None` leave it zero.
+    pub ipv4_checksum: ChecksumMode,
+    /// UDP checksum: fill it, or leave zero (what RoCE NICs send over IPv4).
+    pub udp_checksum: ChecksumMode,
+    pub icrc: IcrcPolicy,
+    /// Flip the IPv4 header checksum after filling it.
+    pub corrupt_ipv4_checksum: bool,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            ipv4_checksum: ChecksumMode::Both,
+            udp_checksum: ChecksumMode::None,
+            icrc: IcrcPolicy::Correct,
+            corrupt_ipv4_checksum: false,
+        }
+    }
+}
+
+/// One VLAN tag to emit: its TPID and its TCI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VlanTag {
+    pub tpid: EtherType,
+    pub tag: vlan::Repr,
+}
+
+/// Ethernet header plus up to [`MAX_TAGS`] VLAN tags; the innermost EtherType
+/// is set by the frame being built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2 {
+    pub eth: ethernet::Repr,
+    pub vlans: [Option<VlanTag>; MAX_TAGS],
+}
+
+impl L2 {
+    #[must_use]
+    pub fn untagged(eth: ethernet::Repr) -> L2 {
+        L2 {
+            eth,
+            vlans: [None; MAX_TAGS],
+        }
+    }
+
+    fn len(&self) -> usize {
+        ethernet::HEADER_LEN + self.vlans.iter().flatten().count() * vlan::HEADER_LEN
+    }
+
+    /// Write the L2 headers ending in `inner`; returns the offset after them.
+    fn emit(&self, buf: &mut [u8], inner: EtherType) -> usize {
+        let tags: [Option<VlanTag>; MAX_TAGS] = self.vlans;
+        let mut tags = tags.iter().flatten().peekable();
+        let mut eth = self.eth;
+        eth.ethertype = tags.peek().map_or(inner, |t| t.tpid);
+        eth.emit(&mut ethernet::Frame::new_unchecked(
+            &mut buf[..ethernet::HEADER_LEN],
+        ));
+        let mut at = ethernet::HEADER_LEN;
+        while let Some(tag) = tags.next() {
+            let mut repr = tag.tag;
+            repr.ethertype = tags.peek().map_or(inner, |t| t.tpid);
+            repr.emit(&mut vlan::Header::new_unchecked(
+                &mut buf[at..at + vlan::HEADER_LEN],
+            ));
+            at += vlan::HEADER_LEN;
+        }
+        at
+    }
+}
+
+/// The network layer of a RoCE frame. Lengths and next-header fields in the
+/// `Repr`s are ignored: the builder derives them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetworkRepr {
+    /// RoCEv2 over IPv4, with the UDP ports.
+    Ipv4 {
+        ip: ipv4::Repr,
+        src_port: u16,
+        dst_port: u16,
+    },
+    /// RoCEv2 over IPv6, with the UDP ports.
+    Ipv6 {
+        ip: ipv6::Repr,
+        src_port: u16,
+        dst_port: u16,
+    },
+    /// RoCEv1: GRH directly after Ethernet.
+    RoceV1(grh::Repr),
+}
+
+impl NetworkRepr {
+    const fn header_len(&self) -> usize {
+        match self {
+            NetworkRepr::Ipv4 { .. } => ipv4::HEADER_LEN + udp::HEADER_LEN,
+            NetworkRepr::Ipv6 { .. } => ipv6::HEADER_LEN + udp::HEADER_LEN,
+            NetworkRepr::RoceV1(_) => grh::HEADER_LEN,
+        }
+    }
+}
+
+/// The extension headers a frame may carry; the opcode decides which are emitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExtReprs {
+    pub rdeth: Option<rdeth::Repr>,
+    pub deth: Option<deth::Repr>,
+    pub xrceth: Option<xrceth::Repr>,
+    pub reth: Option<reth::Repr>,
+    pub atomic_eth: Option<atomic_eth::Repr>,
+    pub aeth: Option<aeth::Repr>,
+    pub atomic_ack_eth: Option<atomic_ack_eth::Repr>,
+    pub immdt: Option<immdt::Repr>,
+    pub ieth: Option<ieth::Repr>,
+    pub feth: Option<feth::Repr>,
+}
+
+impl ExtReprs {
+    /// Emit `which` at the start of `buf`.
+    fn emit(&self, which: ExtHeader, buf: &mut [u8]) -> Result<(), BuildError> {
+        let missing = |name| BuildError::InvalidRepr(name);
+        match which {
+            ExtHeader::Rdeth => self
+                .rdeth
+                .ok_or(missing("opcode needs an RDETH"))?
+                .emit(&mut rdeth::Header::new_unchecked(buf)),
+            ExtHeader::Deth => self
+                .deth
+                .ok_or(missing("opcode needs a DETH"))?
+                .emit(&mut deth::Header::new_unchecked(buf)),
+            ExtHeader::XrcEth => self
+                .xrceth
+                .ok_or(missing("opcode needs an XRCETH"))?
+                .emit(&mut xrceth::Header::new_unchecked(buf)),
+            ExtHeader::Reth => self
+                .reth
+                .ok_or(missing("opcode needs a RETH"))?
+                .emit(&mut reth::Header::new_unchecked(buf)),
+            ExtHeader::AtomicEth => self
+                .atomic_eth
+                .ok_or(missing("opcode needs an AtomicETH"))?
+                .emit(&mut atomic_eth::Header::new_unchecked(buf)),
+            ExtHeader::Aeth => self
+                .aeth
+                .ok_or(missing("opcode needs an AETH"))?
+                .emit(&mut aeth::Header::new_unchecked(buf)),
+            ExtHeader::AtomicAckEth => self
+                .atomic_ack_eth
+                .ok_or(missing("opcode needs an AtomicAckETH"))?
+                .emit(&mut atomic_ack_eth::Header::new_unchecked(buf)),
+            ExtHeader::ImmDt => self
+                .immdt
+                .ok_or(missing("opcode needs an ImmDt"))?
+                .emit(&mut immdt::Header::new_unchecked(buf)),
+            ExtHeader::Ieth => self
+                .ieth
+                .ok_or(missing("opcode needs an IETH"))?
+                .emit(&mut ieth::Header::new_unchecked(buf)),
+            ExtHeader::Feth => self
+                .feth
+                .ok_or(missing("opcode needs a FETH"))?
+                .emit(&mut feth::Header::new_unchecked(buf)),
+            ExtHeader::CnpPad => buf[..which.wire_len()].fill(0),
+        }
+        Ok(())
+    }
+}
+
+/// A whole RoCE frame: L2, network, BTH, extension headers and a payload length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoceFrame {
+    pub l2: L2,
+    pub network: NetworkRepr,
+    /// `pad_count` is derived from `payload_len`.
+    pub bth: bth::Repr,
+    pub exts: ExtReprs,
+    pub payload_len: usize,
+}
+
+impl RoceFrame {
+    fn ext_list(&self) -> &'static [ExtHeader] {
+        self.bth
+            .opcode
+            .info()
+            .and_then(|i| i.headers)
+            .unwrap_or(&[])
+    }
+
+    fn pad_count(&self) -> usize {
+        self.payload_len.wrapping_neg() & 3
+    }
+
+    /// BTH through ICRC.
+    fn transport_len(&self) -> usize {
+        let ext: usize = self.ext_list().iter().map(|h| h.wire_len()).sum();
+        bth::HEADER_LEN + ext + self.payload_len + self.pad_count() + ICRC_LEN
+    }
+
+    /// Bytes `emit` writes (Ethernet padding to 60 bytes included).
+    #[must_use]
+    pub fn buffer_len(&self) -> usize {
+        (self.l2.len() + self.network.header_len() + self.transport_len()).max(MIN_FRAME_LEN)
+    }
+
+    /// Build the frame into `buf`; `payload` fills the payload bytes. Returns
+    /// the frame length.
+    pub fn emit(
+        &self,
+        buf: &mut [u8],
+        policy: &Policy,
+        payload: impl FnOnce(&mut [u8]),
+    ) -> Result<usize, BuildError> {
+        let total = self.buffer_len();
+        let have = buf.len();
+        let buf = buf
+            .get_mut(..total)
+            .ok_or(BuildError::BufferTooSmall { need: total, have })?;
+        let transport_len = self.transport_len();
+        if transport_len > usize::from(u16::MAX) - ipv4::HEADER_LEN - udp::HEADER_LEN {
+            return Err(BuildError::InvalidRepr("payload too large for one packet"));
+        }
+        let inner = match self.network {
+            NetworkRepr::Ipv4 { .. } => EtherType::IPV4,
+            NetworkRepr::Ipv6 { .. } => EtherType::IPV6,
+            NetworkRepr::RoceV1(_) => EtherType::ROCEV1,
+        };
+        let net_at = self.l2.emit(buf, inner);
+        let bth_at = net_at + self.network.header_len();
+        let end = bth_at + transport_len;
+        buf[end..].fill(0); // Ethernet padding
+
+        // Payload and pad.
+        let list = self.ext_list();
+        let mut at = bth_at + bth::HEADER_LEN;
+        for &h in list {
+            self.exts.emit(h, &mut buf[at..at + h.wire_len()])?;
+            at += h.wire_len();
+        }
+        payload(&mut buf[at..at + self.payload_len]);
+        at += self.payload_len;
+        buf[at..end - ICRC_LEN].fill(0);
+
+        let mut b = self.bth;
+        #[allow(clippy::cast_possible_truncation)] // pad_count is 0..=3
+        {
+            b.pad_count = self.pad_count() as u8;
+        }
+        b.emit(&mut bth::Header::new_unchecked(
+            &mut buf[bth_at..bth_at + bth::HEADER_LEN],
+        ));
+
+        let udp_len = udp::HEADER_LEN + transport_len;
+        let (encapsulation, udp_at) = match self.network {
+            NetworkRepr::Ipv4 {
+                ip,
+                src_port,
+                dst_port,
+            } => {
+                let mut ip = ip;
+                ip.next_header = IpProtocol::UDP;
+                ip.payload_len = udp_len;
+                let mut packet = ipv4::Packet::new_unchecked(&mut buf[net_at..end]);
+                ip.emit(&mut packet, policy.ipv4_checksum);
+                if policy.corrupt_ipv4_checksum {
+                    let c = packet.checksum();
+                    packet.set_checksum(!c);
+                }
+                let udp_at = net_at + ipv4::HEADER_LEN;
+                emit_udp_header(&mut buf[udp_at..end], src_port, dst_port, transport_len);
+                (
+                    Encapsulation::Ipv4 {
+                        header_len: ipv4::HEADER_LEN,
+                    },
+                    Some((udp_at, IpAddr::V4(ip.src_addr), IpAddr::V4(ip.dst_addr))),
+                )
+            }
+            NetworkRepr::Ipv6 {
+                ip,
+                src_port,
+                dst_port,
+            } => {
+                let mut ip = ip;
+                ip.next_header = IpProtocol::UDP;
+                ip.payload_len = udp_len;
+                ip.emit(&mut ipv6::Packet::new_unchecked(&mut buf[net_at..end]));
+                let udp_at = net_at + ipv6::HEADER_LEN;
+                emit_udp_header(&mut buf[udp_at..end], src_port, dst_port, transport_len);
+                (
+                    Encapsulation::Ipv6,
+                    Some((udp_at, IpAddr::V6(ip.src_addr), IpAddr::V6(ip.dst_addr))),
+                )
+            }
+            NetworkRepr::RoceV1(grh) => {
+                let mut grh = grh;
+                #[allow(clippy::cast_possible_truncation)] // checked against u16::MAX above
+                {
+                    grh.payload_len = transport_len as u16;
+                }
+                grh.emit(&mut grh::Packet::new_unchecked(&mut buf[net_at..end]));
+                (Encapsulation::RoceV1, None)
+            }
+        };
+
+        let crc = icrc::compute(encapsulation, &buf[net_at..end - ICRC_LEN])
+            .ok_or(BuildError::InvalidRepr("headers too short for the ICRC"))?;
+        let crc = match policy.icrc {
+            IcrcPolicy::Correct => crc,
+            IcrcPolicy::Corrupt(x) => crc ^ x.max(1),
+        };
+        buf[end - ICRC_LEN..end].copy_from_slice(&crc.to_le_bytes());
+
+        if let Some((udp_at, src, dst)) = udp_at {
+            if policy.udp_checksum.fill() {
+                udp::Packet::new_unchecked(&mut buf[udp_at..end]).fill_checksum(&src, &dst);
+            }
+        }
+        Ok(total)
+    }
+}
+
+fn emit_udp_header(buf: &mut [u8], src_port: u16, dst_port: u16, transport_len: usize) {
+    let repr = udp::Repr {
+        src_port,
+        dst_port,
+        payload_len: transport_len,
+    };
+    // The checksum is filled after the ICRC; the placeholder addresses are unused.
+    let none = IpAddr::V4(core::net::Ipv4Addr::UNSPECIFIED);
+    repr.emit(
+        &mut udp::Packet::new_unchecked(buf),
+        &none,
+        &none,
+        ChecksumMode::None,
+    );
+}
+
+/// An 802.3x PAUSE or 802.1Qbb PFC frame (or another MAC Control opcode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MacControlFrame {
+    pub l2: L2,
+    pub body: mac_control::Repr,
+}
+
+impl MacControlFrame {
+    #[must_use]
+    pub fn buffer_len(&self) -> usize {
+        (self.l2.len() + self.body.buffer_len()).max(MIN_FRAME_LEN)
+    }
+
+    /// Build the frame, zero-padded to 60 bytes; returns its length.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<usize, BuildError> {
+        let total = self.buffer_len();
+        let have = buf.len();
+        let buf = buf
+            .get_mut(..total)
+            .ok_or(BuildError::BufferTooSmall { need: total, have })?;
+        let at = self.l2.emit(buf, EtherType::MAC_CONTROL);
+        buf[at..].fill(0);
+        let len = self.body.buffer_len();
+        self.body.emit(&mut mac_control::Packet::new_unchecked(
+            &mut buf[at..at + len],
+        ));
+        Ok(total)
+    }
+}

@@ -1,1 +1,623 @@
-//! (in progress)
+//! Whole-frame dissection: the only place that composes the per-header parsers.
+//!
+//! [`dissect`] is strict (the first problem is an `Err`); [`dissect_lax`] keeps
+//! every layer that parsed, continues past a cut-short length field with the
+//! bytes that are there, and returns the first problem beside the result.
+//! Both borrow the frame: no copies, no allocation.
+
+use core::ops::Range;
+
+use crate::cm::{self, CmMessage};
+use crate::error::{Layer, Malformed, Result, WireError};
+use crate::ethernet::{self, EtherType};
+use crate::ib::bth;
+use crate::ib::opcode::{ExtHeader, OpcodeInfo, Operation};
+use crate::icrc::{self, Encapsulation, ICRC_LEN, IcrcStatus};
+use crate::ipv4::{self, IpProtocol};
+use crate::{Opcode, Qpn};
+use crate::{grh, ipv6, mac_control, udp, vlan};
+
+/// At most this many VLAN tags are decoded (more are reported as unsupported).
+pub const MAX_VLANS: usize = 4;
+/// RoCEv2's UDP destination port.
+pub const ROCEV2_PORT: u16 = 4791;
+
+/// How to dissect: which UDP destination ports carry RoCEv2 besides 4791.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options<'p> {
+    pub roce_ports: &'p [u16],
+}
+
+impl Options<'_> {
+    fn is_roce_port(&self, port: u16) -> bool {
+        port == ROCEV2_PORT || self.roce_ports.contains(&port)
+    }
+}
+
+/// Where the frame's bytes start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// An Ethernet II header (pcap link type 1).
+    Ethernet,
+    /// Directly at a network-layer header of this EtherType (Linux SLL/SLL2 payloads).
+    EtherType(EtherType),
+}
+
+/// One VLAN tag with the TPID that introduced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VlanTag<'a> {
+    pub tpid: EtherType,
+    pub header: vlan::Header<&'a [u8]>,
+    /// Offset of the TPID in the frame.
+    pub offset: usize,
+}
+
+/// The layer after Ethernet/VLAN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Network<'a> {
+    Ipv4(ipv4::Packet<&'a [u8]>),
+    Ipv6(ipv6::Packet<&'a [u8]>),
+    /// RoCEv1 Global Route Header.
+    Grh(grh::Packet<&'a [u8]>),
+    /// 802.3x PAUSE / 802.1Qbb PFC and other MAC Control frames.
+    MacControl(mac_control::Packet<&'a [u8]>),
+}
+
+/// RoCE version of a transport packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RoceVersion {
+    V1,
+    V2,
+}
+
+/// The extension headers of one packet, as laid out by the opcode table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExtHeaders<'a> {
+    /// Bytes of the extension headers present in the capture.
+    bytes: &'a [u8],
+    /// Offset of `bytes` in the frame.
+    offset: usize,
+    list: &'static [ExtHeader],
+}
+
+impl<'a> ExtHeaders<'a> {
+    const EMPTY: ExtHeaders<'static> = ExtHeaders {
+        bytes: &[],
+        offset: 0,
+        list: &[],
+    };
+
+    /// The headers the opcode calls for, in wire order (even those cut off).
+    #[must_use]
+    pub fn list(&self) -> &'static [ExtHeader] {
+        self.list
+    }
+
+    /// Byte range of `which` in the frame, and its bytes, when fully captured.
+    #[must_use]
+    pub fn locate(&self, which: ExtHeader) -> Option<(Range<usize>, &'a [u8])> {
+        let mut at = 0;
+        for &h in self.list {
+            if h == which {
+                let bytes = self.bytes.get(at..at + h.wire_len())?;
+                return Some((self.offset + at..self.offset + at + h.wire_len(), bytes));
+            }
+            at += h.wire_len();
+        }
+        None
+    }
+
+    fn get(&self, which: ExtHeader) -> Option<&'a [u8]> {
+        self.locate(which).map(|(_, b)| b)
+    }
+
+    #[must_use]
+    pub fn rdeth(&self) -> Option<crate::ib::rdeth::Header<&'a [u8]>> {
+        self.get(ExtHeader::Rdeth)
+            .map(crate::ib::rdeth::Header::new_unchecked)
+    }
+    #[must_use]
+    pub fn deth(&self) -> Option<crate::ib::deth::Header<&'a [u8]>> {
+        self.get(ExtHeader::Deth)
+            .map(crate::ib::deth::Header::new_unchecked)
+    }
+    #[must_use]
+    pub fn xrceth(&self) -> Option<crate::ib::xrceth::Header<&'a [u8]>> {
+        self.get(ExtHeader::XrcEth)
+            .map(crate::ib::xrceth::Header::new_unchecked)
+    }
+    #[must_use]
+    pub fn reth(&self) -> Option<crate::ib::reth::Header<&'a [u8]>> {
+        self.get(ExtHeader::Reth)
+            .map(crate::ib::reth::Header::new_unchecked)
+    }
+    #[must_use]
+    pub fn atomic_eth(&self) -> Option<crate::ib::atomic_eth::Header<&'a [u8]>> {
+        self.get(ExtHeader::AtomicEth)
+            .map(crate::ib::atomic_eth::Header::new_unchecked)
+    }
+    #[must_use]
+    pub fn aeth(&self) -> Option<crate::ib::aeth::Header<&'a [u8]>> {
+        self.get(ExtHeader::Aeth)
+            .map(crate::ib::aeth::Header::new_unchecked)
+    }
+    #[must_use]
+    pub fn atomic_ack_eth(&self) -> Option<crate::ib::atomic_ack_eth::Header<&'a [u8]>> {
+        self.get(ExtHeader::AtomicAckEth)
+            .map(crate::ib::atomic_ack_eth::Header::new_unchecked)
+    }
+    #[must_use]
+    pub fn immdt(&self) -> Option<crate::ib::immdt::Header<&'a [u8]>> {
+        self.get(ExtHeader::ImmDt)
+            .map(crate::ib::immdt::Header::new_unchecked)
+    }
+    #[must_use]
+    pub fn ieth(&self) -> Option<crate::ib::ieth::Header<&'a [u8]>> {
+        self.get(ExtHeader::Ieth)
+            .map(crate::ib::ieth::Header::new_unchecked)
+    }
+    #[must_use]
+    pub fn feth(&self) -> Option<crate::ib::feth::Header<&'a [u8]>> {
+        self.get(ExtHeader::Feth)
+            .map(crate::ib::feth::Header::new_unchecked)
+    }
+    #[must_use]
+    pub fn cnp(&self) -> Option<crate::ib::cnp::Header<&'a [u8]>> {
+        self.get(ExtHeader::CnpPad)
+            .map(crate::ib::cnp::Header::new_unchecked)
+    }
+}
+
+/// The InfiniBand transport part of a RoCE frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Roce<'a> {
+    pub version: RoceVersion,
+    pub bth: bth::Header<&'a [u8]>,
+    /// Offset of the BTH in the frame.
+    pub bth_offset: usize,
+    /// The opcode's table row; `None` for reserved, unknown and vendor opcodes,
+    /// whose bytes after the BTH are all kept in `payload`.
+    pub info: Option<&'static OpcodeInfo>,
+    pub exts: ExtHeaders<'a>,
+    /// Payload bytes that were captured (fewer than `payload_len` when cut short).
+    pub payload: &'a [u8],
+    /// Offset of the payload in the frame.
+    pub payload_offset: usize,
+    /// Payload length from the IP/UDP/GRH length fields, whatever was captured.
+    pub payload_len: usize,
+    /// Pad bytes (PadCnt of them) when captured.
+    pub pad: &'a [u8],
+    /// The ICRC field as on the wire, when captured.
+    pub icrc: Option<[u8; 4]>,
+    /// Network header through ICRC, when the frame holds all of it and the
+    /// lengths are consistent: what the ICRC check runs over.
+    covered: Option<&'a [u8]>,
+    encapsulation: Encapsulation,
+    /// The CM message of a UD SEND to QP1, when it parsed.
+    pub cm: Option<CmMessage>,
+}
+
+impl<'a> Roce<'a> {
+    #[must_use]
+    pub fn opcode(&self) -> Opcode {
+        self.bth.opcode()
+    }
+
+    /// Verify the ICRC (cheap to skip: it is only computed when asked).
+    #[must_use]
+    pub fn icrc_status(&self) -> IcrcStatus {
+        match self.covered {
+            Some(bytes) => icrc::verify(self.encapsulation, bytes),
+            None => IcrcStatus::NotVerifiable,
+        }
+    }
+
+    /// The ICRC field read little-endian (how the CRC value is stored on the wire).
+    #[must_use]
+    pub fn icrc_value(&self) -> Option<u32> {
+        self.icrc.map(u32::from_le_bytes)
+    }
+}
+
+/// Everything that was decoded from one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dissected<'a> {
+    pub frame: &'a [u8],
+    pub eth: Option<ethernet::Frame<&'a [u8]>>,
+    vlans: [Option<VlanTag<'a>>; MAX_VLANS],
+    /// The innermost EtherType, when the Ethernet/VLAN headers were read.
+    pub ethertype: Option<EtherType>,
+    /// Offset of the network header.
+    pub network_offset: usize,
+    pub network: Option<Network<'a>>,
+    pub udp: Option<udp::Packet<&'a [u8]>>,
+    pub udp_offset: usize,
+    pub roce: Option<Roce<'a>>,
+}
+
+impl<'a> Dissected<'a> {
+    fn empty(frame: &'a [u8]) -> Self {
+        Dissected {
+            frame,
+            eth: None,
+            vlans: [None; MAX_VLANS],
+            ethertype: None,
+            network_offset: 0,
+            network: None,
+            udp: None,
+            udp_offset: 0,
+            roce: None,
+        }
+    }
+
+    /// The VLAN tags, outermost first.
+    pub fn vlans(&self) -> impl Iterator<Item = &VlanTag<'a>> {
+        self.vlans.iter().map_while(Option::as_ref)
+    }
+
+    #[must_use]
+    pub fn ipv4(&self) -> Option<&ipv4::Packet<&'a [u8]>> {
+        match &self.network {
+            Some(Network::Ipv4(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    #[must_use]
+    pub fn ipv6(&self) -> Option<&ipv6::Packet<&'a [u8]>> {
+        match &self.network {
+            Some(Network::Ipv6(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    #[must_use]
+    pub fn mac_control(&self) -> Option<&mac_control::Packet<&'a [u8]>> {
+        match &self.network {
+            Some(Network::MacControl(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// ICRC verdict; `NotVerifiable` for frames without RoCE.
+    #[must_use]
+    pub fn icrc_status(&self) -> IcrcStatus {
+        self.roce
+            .as_ref()
+            .map_or(IcrcStatus::NotVerifiable, Roce::icrc_status)
+    }
+}
+
+/// Strict whole-frame dissection of an Ethernet frame.
+pub fn dissect(frame: &[u8]) -> Result<Dissected<'_>> {
+    match walk(frame, Start::Ethernet, &Options::default()) {
+        (d, None) => Ok(d),
+        (_, Some(err)) => Err(err),
+    }
+}
+
+/// Lax whole-frame dissection of an Ethernet frame: every layer that parsed,
+/// plus the first problem met.
+#[must_use]
+pub fn dissect_lax(frame: &[u8]) -> (Dissected<'_>, Option<WireError>) {
+    walk(frame, Start::Ethernet, &Options::default())
+}
+
+/// Lax dissection with options and a start layer (the general entry point).
+#[must_use]
+pub fn dissect_with<'a>(
+    frame: &'a [u8],
+    start: Start,
+    options: &Options<'_>,
+) -> (Dissected<'a>, Option<WireError>) {
+    walk(frame, start, options)
+}
+
+/// Bytes `at..at+len` of `frame` as far as they were captured; an error when some are missing.
+fn clip(frame: &[u8], at: usize, len: usize, layer: Layer) -> (&[u8], Option<WireError>) {
+    let have = frame.len().saturating_sub(at);
+    if have >= len {
+        (&frame[at..at + len], None)
+    } else {
+        (
+            frame.get(at..).unwrap_or(&[]),
+            Some(WireError::Truncated {
+                layer,
+                offset: at,
+                need: len,
+                have,
+            }),
+        )
+    }
+}
+
+fn walk<'a>(
+    frame: &'a [u8],
+    start: Start,
+    options: &Options<'_>,
+) -> (Dissected<'a>, Option<WireError>) {
+    let mut d = Dissected::empty(frame);
+    let err = walk_into(&mut d, start, options).err();
+    (d, err)
+}
+
+fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &Options<'_>) -> Result<()> {
+    let frame = d.frame;
+    let (mut ethertype, mut at) = match start {
+        Start::Ethernet => {
+            let eth = ethernet::Frame::new_checked(frame)?;
+            let ethertype = eth.ethertype();
+            d.eth = Some(eth);
+            (ethertype, ethernet::HEADER_LEN)
+        }
+        Start::EtherType(t) => (t, 0),
+    };
+    let mut tags = 0;
+    while ethertype.is_vlan_tpid() {
+        if tags == MAX_VLANS {
+            return Err(WireError::Unsupported {
+                layer: Layer::Vlan,
+                offset: at - 2,
+                value: u32::from(ethertype.0),
+            });
+        }
+        let header = vlan::Header::new_checked(&frame[at..]).map_err(|e| e.rebased(at))?;
+        d.vlans[tags] = Some(VlanTag {
+            tpid: ethertype,
+            header: vlan::Header::new_unchecked(&frame[at..at + vlan::HEADER_LEN]),
+            offset: at - 2,
+        });
+        ethertype = header.ethertype();
+        at += vlan::HEADER_LEN;
+        tags += 1;
+    }
+    d.ethertype = Some(ethertype);
+    d.network_offset = at;
+    let rest = &frame[at..];
+    match ethertype {
+        EtherType::IPV4 => ipv4_layer(d, at, options),
+        EtherType::IPV6 => ipv6_layer(d, at, options),
+        EtherType::ROCEV1 => grh_layer(d, at),
+        EtherType::MAC_CONTROL => {
+            let p = mac_control::Packet::new_checked(rest).map_err(|e| e.rebased(at))?;
+            d.network = Some(Network::MacControl(p));
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn ipv4_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &Options<'_>) -> Result<()> {
+    let frame = d.frame;
+    let rest = &frame[at..];
+    let ip = ipv4::Packet::new_unchecked(rest);
+    // The fixed header and the options must be there; the payload may be cut short.
+    crate::error::need(Layer::Ipv4, ipv4::HEADER_LEN, rest.len()).map_err(|e| e.rebased(at))?;
+    let header_len = usize::from(ip.header_len());
+    if header_len < ipv4::HEADER_LEN {
+        return Err(malformed(Layer::Ipv4, at, Malformed::HeaderLength));
+    }
+    crate::error::need(Layer::Ipv4, header_len, rest.len()).map_err(|e| e.rebased(at))?;
+    let total_len = usize::from(ip.total_len());
+    if total_len < header_len {
+        return Err(malformed(Layer::Ipv4, at, Malformed::LengthTooShort));
+    }
+    if ip.version() != 4 {
+        return Err(malformed(Layer::Ipv4, at, Malformed::Version));
+    }
+    let (datagram, cut) = clip(frame, at, total_len, Layer::Ipv4);
+    d.network = Some(Network::Ipv4(ipv4::Packet::new_unchecked(datagram)));
+    if ip.next_header() != IpProtocol::UDP || ip.frag_offset() != 0 || ip.more_frags() {
+        return cut.map_or(Ok(()), Err);
+    }
+    let encapsulation = Encapsulation::Ipv4 { header_len };
+    udp_layer(
+        d,
+        at,
+        at + header_len,
+        total_len - header_len,
+        encapsulation,
+        options,
+        cut,
+    )
+}
+
+fn ipv6_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &Options<'_>) -> Result<()> {
+    let frame = d.frame;
+    let rest = &frame[at..];
+    crate::error::need(Layer::Ipv6, ipv6::HEADER_LEN, rest.len()).map_err(|e| e.rebased(at))?;
+    let ip = ipv6::Packet::new_unchecked(rest);
+    if ip.version() != 6 {
+        return Err(malformed(Layer::Ipv6, at, Malformed::Version));
+    }
+    let payload_len = usize::from(ip.payload_len());
+    let (datagram, cut) = clip(frame, at, ipv6::HEADER_LEN + payload_len, Layer::Ipv6);
+    d.network = Some(Network::Ipv6(ipv6::Packet::new_unchecked(datagram)));
+    if ip.next_header() != IpProtocol::UDP {
+        return cut.map_or(Ok(()), Err);
+    }
+    udp_layer(
+        d,
+        at,
+        at + ipv6::HEADER_LEN,
+        payload_len,
+        Encapsulation::Ipv6,
+        options,
+        cut,
+    )
+}
+
+/// UDP inside an IP datagram whose length fields give `l4_len` bytes from `at`.
+fn udp_layer<'a>(
+    d: &mut Dissected<'a>,
+    network_at: usize,
+    at: usize,
+    l4_len: usize,
+    encapsulation: Encapsulation,
+    options: &Options<'_>,
+    ip_cut: Option<WireError>,
+) -> Result<()> {
+    let frame = d.frame;
+    let rest = frame.get(at..).unwrap_or(&[]);
+    if l4_len < udp::HEADER_LEN {
+        return Err(malformed(Layer::Udp, at, Malformed::LengthTooShort));
+    }
+    crate::error::need(Layer::Udp, udp::HEADER_LEN, rest.len()).map_err(|e| e.rebased(at))?;
+    let header = udp::Packet::new_unchecked(rest);
+    let udp_len = usize::from(header.len());
+    if udp_len < udp::HEADER_LEN || udp_len > l4_len {
+        return Err(malformed(Layer::Udp, at, Malformed::LengthTooShort));
+    }
+    let (datagram, cut) = clip(frame, at, udp_len, Layer::Udp);
+    d.udp = Some(udp::Packet::new_unchecked(datagram));
+    d.udp_offset = at;
+    let cut = ip_cut.or(cut);
+    if !options.is_roce_port(header.dst_port()) {
+        return cut.map_or(Ok(()), Err);
+    }
+    let bth_at = at + udp::HEADER_LEN;
+    let transport_len = udp_len - udp::HEADER_LEN;
+    roce_layer(
+        d,
+        RoceVersion::V2,
+        network_at,
+        bth_at,
+        transport_len,
+        encapsulation,
+        cut,
+    )
+}
+
+fn grh_layer(d: &mut Dissected<'_>, at: usize) -> Result<()> {
+    let frame = d.frame;
+    let rest = &frame[at..];
+    crate::error::need(Layer::Grh, grh::HEADER_LEN, rest.len()).map_err(|e| e.rebased(at))?;
+    let g = grh::Packet::new_unchecked(rest);
+    if g.ip_version() != 6 {
+        return Err(malformed(Layer::Grh, at, Malformed::Version));
+    }
+    let payload_len = usize::from(g.payload_len());
+    let (datagram, cut) = clip(frame, at, grh::HEADER_LEN + payload_len, Layer::Grh);
+    d.network = Some(Network::Grh(grh::Packet::new_unchecked(datagram)));
+    roce_layer(
+        d,
+        RoceVersion::V1,
+        at,
+        at + grh::HEADER_LEN,
+        payload_len,
+        Encapsulation::RoceV1,
+        cut,
+    )
+}
+
+/// BTH through ICRC: `transport_len` bytes from `at` according to the length fields.
+fn roce_layer(
+    d: &mut Dissected<'_>,
+    version: RoceVersion,
+    network_at: usize,
+    at: usize,
+    transport_len: usize,
+    encapsulation: Encapsulation,
+    cut: Option<WireError>,
+) -> Result<()> {
+    let frame = d.frame;
+    let available = frame.len().saturating_sub(at).min(transport_len);
+    let rest = frame.get(at..at + available).unwrap_or(&[]);
+    let (rest, bth) = match bth::parse(rest) {
+        Ok(ok) => ok,
+        Err(_) => {
+            let layer = Layer::Bth;
+            return Err(if transport_len < bth::HEADER_LEN + ICRC_LEN {
+                malformed(layer, at, Malformed::LengthTooShort)
+            } else {
+                WireError::Truncated {
+                    layer,
+                    offset: at,
+                    need: bth::HEADER_LEN,
+                    have: available,
+                }
+            });
+        }
+    };
+    let opcode = bth.opcode();
+    let info = opcode.info();
+    let list = info.and_then(|i| i.headers).unwrap_or(&[]);
+    let ext_len: usize = list.iter().map(|h| h.wire_len()).sum();
+    let ext_at = at + bth::HEADER_LEN;
+    let ext_bytes = &rest[..ext_len.min(rest.len())];
+    let pad_count = usize::from(bth.pad_count());
+    let mut roce = Roce {
+        version,
+        bth,
+        bth_offset: at,
+        info,
+        exts: ExtHeaders {
+            bytes: ext_bytes,
+            offset: ext_at,
+            list,
+        },
+        payload: &[],
+        payload_offset: ext_at + ext_len,
+        payload_len: 0,
+        pad: &[],
+        icrc: None,
+        covered: None,
+        encapsulation,
+        cm: None,
+    };
+    // Payload and pad come from the length fields, never from the captured length.
+    let Some(payload_len) =
+        transport_len.checked_sub(bth::HEADER_LEN + ext_len + pad_count + ICRC_LEN)
+    else {
+        let reason = if transport_len < bth::HEADER_LEN + ext_len + ICRC_LEN {
+            Malformed::LengthTooShort
+        } else {
+            Malformed::PadCount
+        };
+        roce.exts = ExtHeaders::EMPTY;
+        d.roce = Some(roce);
+        return Err(malformed(Layer::Bth, at, reason));
+    };
+    roce.payload_len = payload_len;
+    let after_ext = &rest[ext_bytes.len()..];
+    roce.payload = &after_ext[..payload_len.min(after_ext.len())];
+    let after_payload = &after_ext[roce.payload.len()..];
+    roce.pad = &after_payload[..pad_count.min(after_payload.len())];
+    let icrc_bytes = &after_payload[roce.pad.len()..];
+    if let Some(icrc) = icrc_bytes.first_chunk::<4>() {
+        roce.icrc = Some(*icrc);
+        roce.covered = frame.get(network_at..at + transport_len);
+    }
+    if info.is_some_and(|i| i.operation == Operation::Send)
+        && roce.bth.dest_qp() == Qpn::GSI
+        && ext_bytes.len() == ext_len
+    {
+        roce.cm = cm::parse_mad(roce.payload).ok().flatten();
+    }
+    let ext_cut = (ext_bytes.len() < ext_len).then(|| WireError::Truncated {
+        layer: list
+            .iter()
+            .scan(0, |end, h| {
+                *end += h.wire_len();
+                Some((*end, *h))
+            })
+            .find(|(end, _)| *end > ext_bytes.len())
+            .map_or(Layer::Bth, |(_, h)| h.layer()),
+        offset: ext_at,
+        need: ext_len,
+        have: ext_bytes.len(),
+    });
+    d.roce = Some(roce);
+    match cut.or(ext_cut) {
+        Some(err) => Err(err),
+        None => Ok(()),
+    }
+}
+
+const fn malformed(layer: Layer, offset: usize, reason: Malformed) -> WireError {
+    WireError::Malformed {
+        layer,
+        offset,
+        reason,
+    }
+}

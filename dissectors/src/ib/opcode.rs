@@ -69,7 +69,7 @@ pub enum ExtHeader {
 impl ExtHeader {
     /// Size on the wire in bytes.
     #[must_use]
-    pub const fn len(self) -> usize {
+    pub const fn wire_len(self) -> usize {
         match self {
             ExtHeader::Rdeth
             | ExtHeader::XrcEth
@@ -198,7 +198,7 @@ impl OpcodeInfo {
                 let mut n = crate::ib::bth::HEADER_LEN;
                 let mut i = 0;
                 while i < list.len() {
-                    n += list[i].len();
+                    n += list[i].wire_len();
                     i += 1;
                 }
                 Some(n)
