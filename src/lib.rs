@@ -1,1 +1,3 @@
 //! rocescope: read, write, replay and explain RoCEv2 traffic.
+pub mod capture;
+pub mod sink;

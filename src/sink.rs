@@ -1,0 +1,333 @@
+//! Frame sinks: where generated or replayed frames go.
+//!
+//! [`PcapWriter`] (nanosecond pcap) and [`PcapNgWriter`] (one interface, `if_tsresol` = 9) write
+//! their record headers and the frame bytes straight into a large [`BufWriter`]: no allocation per
+//! frame. [`MemorySink`] keeps frames in memory for tests. [`writer_for_path`] picks the format
+//! from the file extension.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use crate::capture::LinkType;
+
+/// Write buffer size of the file writers.
+const BUF_SIZE: usize = 1 << 20;
+
+/// Default snapshot length: the largest frame a writer stores whole (as tcpdump's default).
+pub const DEFAULT_SNAPLEN: u32 = 262_144;
+
+const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// Something that takes frames with timestamps: a capture file, a NIC, memory.
+pub trait FrameSink {
+    /// Takes one whole frame (`orig_len` = `frame.len()`), stamped `time_ns` (ns since the epoch).
+    ///
+    /// # Errors
+    /// The underlying write fails.
+    fn send(&mut self, time_ns: u64, frame: &[u8]) -> io::Result<()>;
+
+    /// Takes a frame of which only `frame` was captured out of `orig_len` bytes on the wire.
+    /// Sinks that cannot represent that (a NIC) send the bytes they have.
+    ///
+    /// # Errors
+    /// The underlying write fails.
+    fn send_truncated(&mut self, time_ns: u64, frame: &[u8], orig_len: u32) -> io::Result<()> {
+        let _ = orig_len;
+        self.send(time_ns, frame)
+    }
+
+    /// Flushes everything written so far. The sink may not be used afterwards.
+    ///
+    /// # Errors
+    /// The final flush fails.
+    fn finish(&mut self) -> io::Result<()>;
+}
+
+impl<S: FrameSink + ?Sized> FrameSink for Box<S> {
+    fn send(&mut self, time_ns: u64, frame: &[u8]) -> io::Result<()> {
+        (**self).send(time_ns, frame)
+    }
+    fn send_truncated(&mut self, time_ns: u64, frame: &[u8], orig_len: u32) -> io::Result<()> {
+        (**self).send_truncated(time_ns, frame, orig_len)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        (**self).finish()
+    }
+}
+
+fn frame_len(frame: &[u8]) -> io::Result<u32> {
+    u32::try_from(frame.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame longer than 4 GiB"))
+}
+
+/// How many bytes of a frame a writer stores, and the original length it records.
+fn cut(frame: &[u8], orig_len: u32, snaplen: u32) -> io::Result<(&[u8], u32)> {
+    let len = frame_len(frame)?;
+    let keep = len.min(snaplen);
+    // The original length is never less than what is stored.
+    Ok((&frame[..keep as usize], orig_len.max(len)))
+}
+
+/// Classic pcap, little-endian, nanosecond timestamps (magic `0xa1b23c4d`), version 2.4.
+pub struct PcapWriter<W: Write> {
+    out: BufWriter<W>,
+    snaplen: u32,
+}
+
+impl<W: Write> PcapWriter<W> {
+    /// An Ethernet pcap with the default snaplen ([`DEFAULT_SNAPLEN`]); writes the file header.
+    ///
+    /// # Errors
+    /// Writing the header fails.
+    pub fn new(out: W) -> io::Result<Self> {
+        Self::with_config(out, DEFAULT_SNAPLEN, LinkType::ETHERNET)
+    }
+
+    /// A pcap with the given snaplen (frames longer than it are cut and marked truncated) and
+    /// link type; writes the file header. A snaplen of 0 means [`DEFAULT_SNAPLEN`].
+    ///
+    /// # Errors
+    /// Writing the header fails.
+    pub fn with_config(out: W, snaplen: u32, link: LinkType) -> io::Result<Self> {
+        let snaplen = if snaplen == 0 {
+            DEFAULT_SNAPLEN
+        } else {
+            snaplen
+        };
+        let mut out = BufWriter::with_capacity(BUF_SIZE, out);
+        let mut header = [0u8; 24];
+        header[0..4].copy_from_slice(&0xA1B2_3C4Du32.to_le_bytes()); // magic, ns resolution
+        header[4..6].copy_from_slice(&2u16.to_le_bytes()); // version major
+        header[6..8].copy_from_slice(&4u16.to_le_bytes()); // version minor
+        // 8..12 thiszone, 12..16 sigfigs: 0
+        header[16..20].copy_from_slice(&snaplen.to_le_bytes()); // snaplen
+        header[20..24].copy_from_slice(&link.0.to_le_bytes()); // network (link type)
+        out.write_all(&header)?;
+        Ok(PcapWriter { out, snaplen })
+    }
+
+    /// Flushes and returns the underlying writer.
+    ///
+    /// # Errors
+    /// The flush fails.
+    pub fn into_inner(self) -> io::Result<W> {
+        self.out
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)
+    }
+
+    fn write_record(&mut self, time_ns: u64, frame: &[u8], orig_len: u32) -> io::Result<()> {
+        let (data, orig_len) = cut(frame, orig_len, self.snaplen)?;
+        let secs = u32::try_from(time_ns / NS_PER_SEC).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "timestamp past 2106 does not fit a pcap record",
+            )
+        })?;
+        // time_ns % 10^9 < 2^30.
+        let nanos = u32::try_from(time_ns % NS_PER_SEC).unwrap_or(0);
+        let mut rec = [0u8; 16];
+        rec[0..4].copy_from_slice(&secs.to_le_bytes());
+        rec[4..8].copy_from_slice(&nanos.to_le_bytes());
+        rec[8..12].copy_from_slice(&frame_len(data)?.to_le_bytes());
+        rec[12..16].copy_from_slice(&orig_len.to_le_bytes());
+        self.out.write_all(&rec)?;
+        self.out.write_all(data)
+    }
+}
+
+impl<W: Write> FrameSink for PcapWriter<W> {
+    fn send(&mut self, time_ns: u64, frame: &[u8]) -> io::Result<()> {
+        self.write_record(time_ns, frame, 0)
+    }
+    fn send_truncated(&mut self, time_ns: u64, frame: &[u8], orig_len: u32) -> io::Result<()> {
+        self.write_record(time_ns, frame, orig_len)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// pcapng, little-endian: one section header, one interface (`if_tsresol` = 9, nanoseconds) and
+/// one Enhanced Packet Block per frame.
+pub struct PcapNgWriter<W: Write> {
+    out: BufWriter<W>,
+    snaplen: u32,
+}
+
+impl<W: Write> PcapNgWriter<W> {
+    /// An Ethernet pcapng with the default snaplen; writes the SHB and the IDB.
+    ///
+    /// # Errors
+    /// Writing the header blocks fails.
+    pub fn new(out: W) -> io::Result<Self> {
+        Self::with_config(out, DEFAULT_SNAPLEN, LinkType::ETHERNET)
+    }
+
+    /// A pcapng with the given snaplen (0 means [`DEFAULT_SNAPLEN`]) and link type (which must
+    /// fit in 16 bits, as the IDB field is 16 bits wide).
+    ///
+    /// # Errors
+    /// Writing the header blocks fails, or the link type does not fit.
+    pub fn with_config(out: W, snaplen: u32, link: LinkType) -> io::Result<Self> {
+        let snaplen = if snaplen == 0 {
+            DEFAULT_SNAPLEN
+        } else {
+            snaplen
+        };
+        let link16 = u16::try_from(link.0).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "pcapng link type must fit in 16 bits",
+            )
+        })?;
+        let mut out = BufWriter::with_capacity(BUF_SIZE, out);
+        // Section Header Block: no options.
+        let mut shb = [0u8; 28];
+        shb[0..4].copy_from_slice(&0x0A0D_0D0Au32.to_le_bytes()); // block type
+        shb[4..8].copy_from_slice(&28u32.to_le_bytes()); // block total length
+        shb[8..12].copy_from_slice(&0x1A2B_3C4Du32.to_le_bytes()); // byte-order magic
+        shb[12..14].copy_from_slice(&1u16.to_le_bytes()); // major version
+        shb[14..16].copy_from_slice(&0u16.to_le_bytes()); // minor version
+        shb[16..24].copy_from_slice(&(-1i64).to_le_bytes()); // section length: unknown
+        shb[24..28].copy_from_slice(&28u32.to_le_bytes()); // block total length
+        out.write_all(&shb)?;
+        // Interface Description Block: if_tsresol = 9, opt_endofopt.
+        let mut idb = [0u8; 32];
+        idb[0..4].copy_from_slice(&1u32.to_le_bytes()); // block type
+        idb[4..8].copy_from_slice(&32u32.to_le_bytes()); // block total length
+        idb[8..10].copy_from_slice(&link16.to_le_bytes()); // link type
+        // 10..12 reserved: 0
+        idb[12..16].copy_from_slice(&snaplen.to_le_bytes()); // snaplen
+        idb[16..18].copy_from_slice(&9u16.to_le_bytes()); // option code: if_tsresol
+        idb[18..20].copy_from_slice(&1u16.to_le_bytes()); // option length
+        idb[20] = 9; // 10^-9 s; 21..24 padding
+        // 24..28 opt_endofopt: code 0, length 0
+        idb[28..32].copy_from_slice(&32u32.to_le_bytes()); // block total length
+        out.write_all(&idb)?;
+        Ok(PcapNgWriter { out, snaplen })
+    }
+
+    /// Flushes and returns the underlying writer.
+    ///
+    /// # Errors
+    /// The flush fails.
+    pub fn into_inner(self) -> io::Result<W> {
+        self.out
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)
+    }
+
+    fn write_block(&mut self, time_ns: u64, frame: &[u8], orig_len: u32) -> io::Result<()> {
+        const PAD: [u8; 3] = [0; 3];
+        let (data, orig_len) = cut(frame, orig_len, self.snaplen)?;
+        let caplen = frame_len(data)?;
+        let pad = (4 - data.len() % 4) % 4;
+        let total = u32::try_from(32 + data.len() + pad).map_err(|_| {
+            io::Error::new(io::ErrorKind::InvalidInput, "frame too long for pcapng")
+        })?;
+        let mut head = [0u8; 28];
+        head[0..4].copy_from_slice(&6u32.to_le_bytes()); // block type: EPB
+        head[4..8].copy_from_slice(&total.to_le_bytes()); // block total length
+        // 8..12 interface id: 0
+        let ts_hi = u32::try_from(time_ns >> 32).unwrap_or(u32::MAX);
+        let ts_lo = u32::try_from(time_ns & 0xFFFF_FFFF).unwrap_or(0);
+        head[12..16].copy_from_slice(&ts_hi.to_le_bytes()); // timestamp (upper)
+        head[16..20].copy_from_slice(&ts_lo.to_le_bytes()); // timestamp (lower)
+        head[20..24].copy_from_slice(&caplen.to_le_bytes()); // captured packet length
+        head[24..28].copy_from_slice(&orig_len.to_le_bytes()); // original packet length
+        self.out.write_all(&head)?;
+        self.out.write_all(data)?;
+        self.out.write_all(&PAD[..pad])?;
+        self.out.write_all(&total.to_le_bytes())
+    }
+}
+
+impl<W: Write> FrameSink for PcapNgWriter<W> {
+    fn send(&mut self, time_ns: u64, frame: &[u8]) -> io::Result<()> {
+        self.write_block(time_ns, frame, 0)
+    }
+    fn send_truncated(&mut self, time_ns: u64, frame: &[u8], orig_len: u32) -> io::Result<()> {
+        self.write_block(time_ns, frame, orig_len)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Keeps every frame in memory: `(time_ns, bytes, orig_len)`. For tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemorySink {
+    /// The frames received, in order.
+    pub frames: Vec<(u64, Vec<u8>, u32)>,
+    /// Whether `finish` was called.
+    pub finished: bool,
+}
+
+impl MemorySink {
+    /// An empty sink.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl FrameSink for MemorySink {
+    fn send(&mut self, time_ns: u64, frame: &[u8]) -> io::Result<()> {
+        let len = frame_len(frame)?;
+        self.frames.push((time_ns, frame.to_vec(), len));
+        Ok(())
+    }
+    fn send_truncated(&mut self, time_ns: u64, frame: &[u8], orig_len: u32) -> io::Result<()> {
+        let len = frame_len(frame)?;
+        self.frames
+            .push((time_ns, frame.to_vec(), orig_len.max(len)));
+        Ok(())
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        self.finished = true;
+        Ok(())
+    }
+}
+
+/// Whether `path` asks for pcapng (extension `.pcapng`, any case).
+#[must_use]
+pub fn wants_pcapng(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("pcapng"))
+}
+
+/// Creates `path` and returns an Ethernet writer for it: pcapng when the extension is `.pcapng`,
+/// nanosecond pcap otherwise. `-` writes pcap to standard output.
+///
+/// # Errors
+/// The file cannot be created or the header cannot be written. The error does not name the
+/// file: add it as context.
+pub fn writer_for_path(path: &Path) -> io::Result<Box<dyn FrameSink>> {
+    writer_for_path_with(path, DEFAULT_SNAPLEN)
+}
+
+/// As [`writer_for_path`], with a snaplen (0 means [`DEFAULT_SNAPLEN`]).
+///
+/// # Errors
+/// As [`writer_for_path`].
+pub fn writer_for_path_with(path: &Path, snaplen: u32) -> io::Result<Box<dyn FrameSink>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(PcapWriter::with_config(
+            io::stdout(),
+            snaplen,
+            LinkType::ETHERNET,
+        )?));
+    }
+    let file = File::create(path)?;
+    Ok(if wants_pcapng(path) {
+        Box::new(PcapNgWriter::with_config(
+            file,
+            snaplen,
+            LinkType::ETHERNET,
+        )?)
+    } else {
+        Box::new(PcapWriter::with_config(file, snaplen, LinkType::ETHERNET)?)
+    })
+}
