@@ -1,3 +1,46 @@
 //! rocescope: read, write, replay and explain RoCEv2 traffic.
+//!
+//! The binary is a thin shell over [`run`]; every subcommand is a library
+//! function that tests call without starting a process.
+
 pub mod capture;
+pub mod cli;
 pub mod sink;
+
+use std::process::ExitCode;
+
+/// How a successful run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Exit 0.
+    Clean,
+    /// Exit 1: `analyze --fail-on` matched a finding.
+    Findings,
+}
+
+impl Status {
+    #[must_use]
+    pub fn exit_code(self) -> ExitCode {
+        match self {
+            Status::Clean => ExitCode::SUCCESS,
+            Status::Findings => ExitCode::from(1),
+        }
+    }
+}
+
+/// Run one parsed command line.
+pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
+    match cli.cmd {
+        cli::Command::Dissect(_) => anyhow::bail!("dissect: not implemented yet"),
+        cli::Command::Generate(_) => anyhow::bail!("generate: not implemented yet"),
+    }
+}
+
+/// True when the error chain ends in a broken pipe (`rocescope dissect x | head`).
+#[must_use]
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,1 +1,16 @@
-fn main() {}
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    // Usage errors exit 2 (clap's default); --help and --version exit 0.
+    let cli = rocescope::cli::Cli::parse();
+    match rocescope::run(cli) {
+        Ok(status) => status.exit_code(),
+        Err(err) if rocescope::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("rocescope: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Command-line flags (clap derive only; validated into configs in `config.rs`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Read, write, replay and explain RoCEv2 traffic.
+#[derive(Debug, Parser)]
+#[command(name = "rocescope", version, about)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub cmd: Command,
+}
+
+/// Options every subcommand takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Extra UDP destination port to treat as RoCEv2 (4791 always is); repeatable.
+    #[arg(long = "roce-port", value_name = "PORT", global = true)]
+    pub roce_ports: Vec<u16>,
+    /// Link speed for PFC quanta to time (10G, 25G, 100G, 400G, 800G …).
+    #[arg(long, value_name = "SPEED", default_value = "100G", global = true)]
+    pub link_speed: String,
+    /// Print nothing but errors and requested output.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Colour output.
+    #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
+    pub color: Color,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Decode every frame, like tshark.
+    Dissect(DissectArgs),
+    /// Generate RoCEv2 traffic from a scenario file into a pcap/pcapng.
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DissectFormat {
+    Text,
+    Verbose,
+    Jsonl,
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct DissectArgs {
+    /// Capture files (pcap or pcapng; `-` for standard input); several are merged by time.
+    #[arg(required = true, value_name = "CAPTURE")]
+    pub captures: Vec<PathBuf>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = DissectFormat::Text)]
+    pub format: DissectFormat,
+    /// Display filter (Wireshark syntax for the fields rocescope decodes).
+    #[arg(short = 'Y', long = "filter", value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Stop after this many frames have been shown.
+    #[arg(short = 'c', long = "count", value_name = "N")]
+    pub count: Option<u64>,
+    /// Only frames A to B (1-based, inclusive), e.g. `10-20`, `10-`, `7`.
+    #[arg(long, value_name = "A-B")]
+    pub frames: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Scenario file (TOML).
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: PathBuf,
+    /// Output capture: `.pcapng` writes pcapng, anything else pcap.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Random seed: the same seed gives the same bytes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write what the faults must produce, in `analyze -f json` keys.
+    #[arg(long, value_name = "TRUTH.json")]
+    pub truth: Option<PathBuf>,
+}
