@@ -409,7 +409,7 @@ impl Repr {
     /// Header plus payload.
     #[must_use]
     pub const fn buffer_len(&self) -> usize {
-        HEADER_LEN + self.payload_len
+        HEADER_LEN.saturating_add(self.payload_len)
     }
 
     /// Write the 20-byte header (IHL 5, MF 0, offset 0, reserved bit 0) and,

@@ -624,8 +624,8 @@ fn transport(roce: &Roce<'_>, v: &mut impl Visitor, at: &impl Fn(usize, usize) -
         }
     }
     let payload_range = at(roce.payload_offset, roce.payload.len());
-    if let Some(cm) = &roce.cm {
-        cm_fields(cm, v, payload_range.clone());
+    if let Some(cm) = roce.cm() {
+        cm_fields(&cm, v, payload_range.clone());
     }
     v.field(
         "payload_len",

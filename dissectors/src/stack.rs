@@ -48,7 +48,7 @@ pub enum Start {
 pub struct VlanTag<'a> {
     pub tpid: EtherType,
     pub header: vlan::Header<&'a [u8]>,
-    /// Offset of the TPID in the frame.
+    /// Offset of the TPID in the frame (0 when the TPID was the `Start::EtherType`).
     pub offset: usize,
 }
 
@@ -193,8 +193,6 @@ pub struct Roce<'a> {
     /// lengths are consistent: what the ICRC check runs over.
     covered: Option<&'a [u8]>,
     encapsulation: Encapsulation,
-    /// The CM message of a UD SEND to QP1, when it parsed.
-    pub cm: Option<CmMessage>,
 }
 
 impl<'a> Roce<'a> {
@@ -212,6 +210,19 @@ impl<'a> Roce<'a> {
         }
     }
 
+    /// The CM message of a UD SEND to QP1 (parsed on demand: most frames
+    /// are not CM, and the message is large to carry around).
+    #[must_use]
+    pub fn cm(&self) -> Option<CmMessage> {
+        let is_send = self.info.is_some_and(|i| i.operation == Operation::Send);
+        let exts_whole = self.exts.list().last().is_none_or(|h| self.exts.locate(*h).is_some());
+        if is_send && self.bth.dest_qp() == Qpn::GSI && exts_whole {
+            cm::parse_mad(self.payload).ok().flatten()
+        } else {
+            None
+        }
+    }
+
     /// The ICRC field read little-endian (how the CRC value is stored on the wire).
     #[must_use]
     pub fn icrc_value(&self) -> Option<u32> {
@@ -224,7 +235,10 @@ impl<'a> Roce<'a> {
 pub struct Dissected<'a> {
     pub frame: &'a [u8],
     pub eth: Option<ethernet::Frame<&'a [u8]>>,
-    vlans: [Option<VlanTag<'a>>; MAX_VLANS],
+    /// (TPID, offset of the tag's TCI) per VLAN tag, outermost first; kept
+    /// compact because every frame carries this struct.
+    vlan_tags: [(EtherType, u16); MAX_VLANS],
+    vlan_count: u8,
     /// The innermost EtherType, when the Ethernet/VLAN headers were read.
     pub ethertype: Option<EtherType>,
     /// Offset of the network header.
@@ -240,7 +254,8 @@ impl<'a> Dissected<'a> {
         Dissected {
             frame,
             eth: None,
-            vlans: [None; MAX_VLANS],
+            vlan_tags: [(EtherType(0), 0); MAX_VLANS],
+            vlan_count: 0,
             ethertype: None,
             network_offset: 0,
             network: None,
@@ -251,8 +266,19 @@ impl<'a> Dissected<'a> {
     }
 
     /// The VLAN tags, outermost first.
-    pub fn vlans(&self) -> impl Iterator<Item = &VlanTag<'a>> {
-        self.vlans.iter().map_while(Option::as_ref)
+    pub fn vlans(&self) -> impl Iterator<Item = VlanTag<'a>> + '_ {
+        let frame = self.frame;
+        self.vlan_tags[..usize::from(self.vlan_count)]
+            .iter()
+            .map(move |&(tpid, tci)| {
+                let tci = usize::from(tci);
+                VlanTag {
+                    tpid,
+                    header: vlan::Header::new_unchecked(&frame[tci..tci + vlan::HEADER_LEN]),
+                    // 0 for a tag whose TPID came from `Start::EtherType`, not the frame
+                    offset: tci.saturating_sub(2),
+                }
+            })
     }
 
     #[must_use]
@@ -290,10 +316,9 @@ impl<'a> Dissected<'a> {
 
 /// Strict whole-frame dissection of an Ethernet frame.
 pub fn dissect(frame: &[u8]) -> Result<Dissected<'_>> {
-    match walk(frame, Start::Ethernet, &Options::default()) {
-        (d, None) => Ok(d),
-        (_, Some(err)) => Err(err),
-    }
+    let mut d = Dissected::empty(frame);
+    walk_into(&mut d, Start::Ethernet, &Options::default())?;
+    Ok(d)
 }
 
 /// Lax whole-frame dissection of an Ethernet frame: every layer that parsed,
@@ -357,16 +382,14 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &Options<'_>) -> 
         if tags == MAX_VLANS {
             return Err(WireError::Unsupported {
                 layer: Layer::Vlan,
-                offset: at - 2,
+                offset: at.saturating_sub(2),
                 value: u32::from(ethertype.0),
             });
         }
         let header = vlan::Header::new_checked(&frame[at..]).map_err(|e| e.rebased(at))?;
-        d.vlans[tags] = Some(VlanTag {
-            tpid: ethertype,
-            header: vlan::Header::new_unchecked(&frame[at..at + vlan::HEADER_LEN]),
-            offset: at - 2,
-        });
+        // MAX_VLANS tags of 4 bytes after a 14-byte header: the offset fits in u16
+        d.vlan_tags[tags] = (ethertype, u16::try_from(at).unwrap_or(u16::MAX));
+        d.vlan_count += 1;
         ethertype = header.ethertype();
         at += vlan::HEADER_LEN;
         tags += 1;
@@ -542,11 +565,12 @@ fn roce_layer(
     let opcode = bth.opcode();
     let info = opcode.info();
     let list = info.and_then(|i| i.headers).unwrap_or(&[]);
-    let ext_len: usize = list.iter().map(|h| h.wire_len()).sum();
+    let ext_len = info.map_or(0, |i| usize::from(i.ext_len));
     let ext_at = at + bth::HEADER_LEN;
     let ext_bytes = &rest[..ext_len.min(rest.len())];
     let pad_count = usize::from(bth.pad_count());
-    let mut roce = Roce {
+    // Built in place: `Dissected` is returned by value, so every move of it costs.
+    let roce = d.roce.insert(Roce {
         version,
         bth,
         bth_offset: at,
@@ -563,8 +587,7 @@ fn roce_layer(
         icrc: None,
         covered: None,
         encapsulation,
-        cm: None,
-    };
+    });
     // Payload and pad come from the length fields, never from the captured length.
     let Some(payload_len) =
         transport_len.checked_sub(bth::HEADER_LEN + ext_len + pad_count + ICRC_LEN)
@@ -575,7 +598,6 @@ fn roce_layer(
             Malformed::PadCount
         };
         roce.exts = ExtHeaders::EMPTY;
-        d.roce = Some(roce);
         return Err(malformed(Layer::Bth, at, reason));
     };
     roce.payload_len = payload_len;
@@ -587,12 +609,6 @@ fn roce_layer(
     if let Some(icrc) = icrc_bytes.first_chunk::<4>() {
         roce.icrc = Some(*icrc);
         roce.covered = frame.get(network_at..at + transport_len);
-    }
-    if info.is_some_and(|i| i.operation == Operation::Send)
-        && roce.bth.dest_qp() == Qpn::GSI
-        && ext_bytes.len() == ext_len
-    {
-        roce.cm = cm::parse_mad(roce.payload).ok().flatten();
     }
     let ext_cut = (ext_bytes.len() < ext_len).then(|| WireError::Truncated {
         layer: list
@@ -607,8 +623,9 @@ fn roce_layer(
         need: ext_len,
         have: ext_bytes.len(),
     });
-    d.roce = Some(roce);
-    match cut.or(ext_cut) {
+    // A cut-short extension header is reported as itself, like a cut-short BTH,
+    // rather than as the IP/UDP length field that points past the end.
+    match ext_cut.or(cut) {
         Some(err) => Err(err),
         None => Ok(()),
     }

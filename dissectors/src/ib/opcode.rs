@@ -186,6 +186,9 @@ pub struct OpcodeInfo {
     pub headers: Option<&'static [ExtHeader]>,
     pub immediate: bool,
     pub invalidate: bool,
+    /// Total bytes of `headers` (0 when the layout is unknown), precomputed
+    /// for the hot path.
+    pub ext_len: u8,
 }
 
 impl OpcodeInfo {
@@ -276,6 +279,16 @@ const fn row(
     immediate: bool,
     invalidate: bool,
 ) -> OpcodeInfo {
+    let mut ext_len = 0;
+    if let Some(list) = headers {
+        let mut i = 0;
+        while i < list.len() {
+            ext_len += list[i].wire_len();
+            i += 1;
+        }
+    }
+    #[allow(clippy::cast_possible_truncation)] // at most 40 bytes
+    let ext_len = ext_len as u8;
     OpcodeInfo {
         opcode: Opcode(code),
         name,
@@ -284,6 +297,7 @@ const fn row(
         headers,
         immediate,
         invalidate,
+        ext_len,
     }
 }
 
