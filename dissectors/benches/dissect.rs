@@ -63,7 +63,11 @@ fn bench(c: &mut Criterion) {
     let write = frame(
         Opcode::RC_RDMA_WRITE_FIRST,
         ExtReprs {
-            reth: Some(reth::Repr { va: 0x7f00_0000_1000, rkey: 0x1234, dma_len: 65536 }),
+            reth: Some(reth::Repr {
+                va: 0x7f00_0000_1000,
+                rkey: 0x1234,
+                dma_len: 65536,
+            }),
             ..ExtReprs::default()
         },
         1024,
@@ -71,12 +75,18 @@ fn bench(c: &mut Criterion) {
     let ack = frame(
         Opcode::RC_ACKNOWLEDGE,
         ExtReprs {
-            aeth: Some(aeth::Repr { syndrome: Syndrome(0x1F), msn: 7 }),
+            aeth: Some(aeth::Repr {
+                syndrome: Syndrome(0x1F),
+                msn: 7,
+            }),
             ..ExtReprs::default()
         },
         0,
     );
-    assert!(stack::dissect(&write).expect("write").icrc_status() == rocescope_dissectors::icrc::IcrcStatus::Valid);
+    assert!(
+        stack::dissect(&write).expect("write").icrc_status()
+            == rocescope_dissectors::icrc::IcrcStatus::Valid
+    );
 
     let mut g = c.benchmark_group("dissect");
     g.throughput(Throughput::Elements(1));
@@ -96,7 +106,13 @@ fn bench(c: &mut Criterion) {
         });
     });
     g.bench_function("write_1k+icrc", |b| {
-        b.iter(|| black_box(stack::dissect(black_box(&write)).expect("write").icrc_status()));
+        b.iter(|| {
+            black_box(
+                stack::dissect(black_box(&write))
+                    .expect("write")
+                    .icrc_status(),
+            )
+        });
     });
     g.finish();
 }

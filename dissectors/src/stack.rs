@@ -215,7 +215,11 @@ impl<'a> Roce<'a> {
     #[must_use]
     pub fn cm(&self) -> Option<CmMessage> {
         let is_send = self.info.is_some_and(|i| i.operation == Operation::Send);
-        let exts_whole = self.exts.list().last().is_none_or(|h| self.exts.locate(*h).is_some());
+        let exts_whole = self
+            .exts
+            .list()
+            .last()
+            .is_none_or(|h| self.exts.locate(*h).is_some());
         if is_send && self.bth.dest_qp() == Qpn::GSI && exts_whole {
             cm::parse_mad(self.payload).ok().flatten()
         } else {
