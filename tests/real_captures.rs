@@ -136,14 +136,16 @@ fn every_prefix_of_every_frame() {
                         path.display()
                     );
                 }
-                // formatting every layer must not panic either
-                let mut tree = TreeWriter::new(String::new());
-                pretty::visit(&d, &mut tree);
+                // formatting every layer must not panic either (a sample: it is slow)
+                if number % 16 == 1 {
+                    let mut tree = TreeWriter::new(String::new());
+                    pretty::visit(&d, &mut tree);
+                }
                 checked += 1;
             }
         }
     }
-    assert!(checked > 100_000, "only {checked} prefixes checked");
+    assert!(checked > 1_000_000, "only {checked} prefixes checked");
 }
 
 fn tree(d: &Dissected<'_>) -> String {
