@@ -42,8 +42,39 @@ pub enum Color {
 pub enum Command {
     /// Decode every frame, like tshark.
     Dissect(DissectArgs),
+    /// Replay per-QP PSN state: loss, reordering, retransmissions, NAKs, ECN/CNP, PFC.
+    Analyze(AnalyzeArgs),
     /// Generate RoCEv2 traffic from a scenario file into a pcap/pcapng.
     Generate(GenerateArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AnalyzeFormat {
+    Text,
+    Json,
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// Capture files (pcap or pcapng; `-` for standard input); several are merged by time.
+    #[arg(required = true, value_name = "CAPTURE")]
+    pub captures: Vec<PathBuf>,
+    /// Report format: text for people, json for scripts, csv for the flow table.
+    #[arg(short, long, value_enum, default_value_t = AnalyzeFormat::Text)]
+    pub format: AnalyzeFormat,
+    /// Write the report here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Exit 1 when any of these event kinds or groups (loss, nak, pfc, integrity) occurred.
+    #[arg(long, value_name = "KIND[,KIND…]", value_delimiter = ',')]
+    pub fail_on: Vec<String>,
+    /// How many events the text report lists (JSON lists all).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub events: usize,
+    /// A (source, priority) paused longer than this without a break is a PFC storm.
+    #[arg(long, value_name = "MS", default_value_t = 200)]
+    pub pfc_storm_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

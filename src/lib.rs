@@ -5,6 +5,7 @@
 
 pub mod capture;
 pub mod cli;
+pub mod generate;
 pub mod sink;
 
 use std::process::ExitCode;
@@ -32,7 +33,26 @@ impl Status {
 pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
     match cli.cmd {
         cli::Command::Dissect(_) => anyhow::bail!("dissect: not implemented yet"),
-        cli::Command::Generate(_) => anyhow::bail!("generate: not implemented yet"),
+        cli::Command::Analyze(_) => anyhow::bail!("analyze: not implemented yet"),
+        cli::Command::Generate(args) => {
+            let cfg = generate::GenerateConfig {
+                scenario: args.scenario,
+                output: args.output,
+                seed: args.seed,
+                truth: args.truth,
+            };
+            let summary = generate::run(&cfg)?;
+            if !cli.global.quiet {
+                eprintln!(
+                    "rocescope: wrote {} frames ({} bytes, {} truncated) to {}",
+                    summary.frames,
+                    summary.bytes,
+                    summary.truncated_frames,
+                    cfg.output.display()
+                );
+            }
+            Ok(Status::Clean)
+        }
     }
 }
 

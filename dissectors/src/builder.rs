@@ -58,8 +58,8 @@ pub enum IcrcPolicy {
 pub struct Policy {
     /// IPv4 header checksum: `Both`/`Tx` fill it, `Rx`/`None` leave it zero.
     pub ipv4_checksum: ChecksumMode,
-    /// UDP checksum: fill it, or leave zero (what RoCE NICs send over IPv4).
-    pub udp_checksum: ChecksumMode,
+    /// UDP checksum.
+    pub udp_checksum: UdpChecksum,
     pub icrc: IcrcPolicy,
     /// Flip the IPv4 header checksum after filling it.
     pub corrupt_ipv4_checksum: bool,
@@ -69,11 +69,24 @@ impl Default for Policy {
     fn default() -> Self {
         Policy {
             ipv4_checksum: ChecksumMode::Both,
-            udp_checksum: ChecksumMode::None,
+            udp_checksum: UdpChecksum::Auto,
             icrc: IcrcPolicy::Correct,
             corrupt_ipv4_checksum: false,
         }
     }
+}
+
+/// What to put in the UDP checksum field of a RoCEv2 frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UdpChecksum {
+    /// Zero over IPv4 (what RoCE NICs send), computed over IPv6, where a zero
+    /// UDP checksum is illegal (RFC 8200 §8.1).
+    #[default]
+    Auto,
+    /// Always computed.
+    Fill,
+    /// Always zero, also over IPv6 (a deliberately illegal frame there).
+    Zero,
 }
 
 /// One VLAN tag to emit: its TPID and its TCI.
@@ -366,7 +379,12 @@ impl RoceFrame {
         buf[end - ICRC_LEN..end].copy_from_slice(&crc.to_le_bytes());
 
         if let Some((udp_at, src, dst)) = udp_at {
-            if policy.udp_checksum.fill() {
+            let fill = match policy.udp_checksum {
+                UdpChecksum::Fill => true,
+                UdpChecksum::Zero => false,
+                UdpChecksum::Auto => src.is_ipv6(),
+            };
+            if fill {
                 udp::Packet::new_unchecked(&mut buf[udp_at..end]).fill_checksum(&src, &dst);
             }
         }

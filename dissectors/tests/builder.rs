@@ -10,7 +10,7 @@ use core::net::{IpAddr, Ipv4Addr};
 use proptest::prelude::*;
 use rocescope_dissectors::builder::{
     BuildError, ExtReprs, IcrcPolicy, L2, MIN_FRAME_LEN, MacControlFrame, NetworkRepr, Policy,
-    RoceFrame, VlanTag,
+    RoceFrame, UdpChecksum, VlanTag,
 };
 use rocescope_dissectors::checksum::ChecksumMode;
 use rocescope_dissectors::ethernet::{self, Address, EtherType};
@@ -153,7 +153,7 @@ fn builds_vector_b_byte_for_byte_with_udp_checksum() {
     // 14 + 20 + 8 + 12 + 18 + 2 + 4
     assert_eq!(f.buffer_len(), 78);
     let policy = Policy {
-        udp_checksum: ChecksumMode::Both,
+        udp_checksum: UdpChecksum::Fill,
         ..Policy::default()
     };
     let built = emit(&f, &policy, &hex(VECTOR_B_PAYLOAD)).unwrap();
@@ -174,7 +174,7 @@ fn caller_pad_count_is_ignored() {
     let mut f = vector_b_frame();
     f.bth.pad_count = 1;
     let policy = Policy {
-        udp_checksum: ChecksumMode::Both,
+        udp_checksum: UdpChecksum::Fill,
         ..Policy::default()
     };
     assert_eq!(
@@ -934,3 +934,51 @@ fn round_trip_of_every_table_opcode_over_each_network() {
         }
     }
 }
+
+/// A zero UDP checksum is illegal over IPv6 (RFC 8200 §8.1; tshark flags it as
+/// an error), so the default policy computes it there and leaves it zero over IPv4.
+#[test]
+fn default_policy_fills_udp_checksum_over_ipv6_only() {
+    let v6 = hex(VECTOR_D);
+    let d = dissect(&v6).unwrap();
+    let ip = d.ipv6().unwrap();
+    let roce = d.roce.unwrap();
+    let frame = RoceFrame {
+        l2: L2::untagged(ethernet::Repr::parse(&d.eth.unwrap()).unwrap()),
+        network: NetworkRepr::Ipv6 {
+            ip: ipv6::Repr::parse(ip).unwrap(),
+            src_port: d.udp.unwrap().src_port(),
+            dst_port: 4791,
+        },
+        bth: BthRepr::parse(&roce.bth).unwrap(),
+        exts: ExtReprs::default(),
+        payload_len: roce.payload_len,
+    };
+    let mut buf = [0u8; 128];
+    let n = frame
+        .emit(&mut buf, &Policy::default(), |p| {
+            p.copy_from_slice(roce.payload)
+        })
+        .unwrap();
+    let built = dissect(&buf[..n]).unwrap();
+    let udp = built.udp.unwrap();
+    let (src, dst) = (IpAddr::V6(ip.src_addr()), IpAddr::V6(ip.dst_addr()));
+    assert_ne!(udp.checksum(), 0);
+    assert!(udp.verify_checksum(&src, &dst));
+    // everything but the UDP checksum equals the published vector (which carries 0)
+    let mut expected = v6.clone();
+    expected[14 + 40 + 6..14 + 40 + 8].copy_from_slice(&udp.checksum().to_be_bytes());
+    assert_eq!(&buf[..n], &expected[..]);
+
+    let zero = Policy {
+        udp_checksum: UdpChecksum::Zero,
+        ..Policy::default()
+    };
+    let n = frame
+        .emit(&mut buf, &zero, |p| p.copy_from_slice(roce.payload))
+        .unwrap();
+    assert_eq!(&buf[..n], &v6[..]);
+}
+
+/// protocol.md §4.3 vector D (IPv6 RC_SEND_ONLY, PadCnt 3; UDP checksum 0).
+const VECTOR_D: &str = "02000000000202000000000186dd6681234500201140fe800000000000000000000000000001fe800000000000000000000000000002c12312b7002000000430ffff0000012380abcdef01020304050000004c406c64";

@@ -1,1 +1,20 @@
 //! Deterministic, scenario-driven RoCEv2 traffic generation (issue 3).
+//!
+//! A [`Scenario`] (TOML, see `generator/scenarios/`) describes hosts,
+//! connections, a traffic mix, responder behaviour and faults. A
+//! [`Generator`] runs a deterministic event model of requesters, a switch
+//! (where the faults and PFC act) and responders, and builds every captured
+//! frame with the dissectors' builders into the caller's buffer. The same
+//! scenario and seed always give the same bytes. [`Generator::truth`] states
+//! what interfaces.md §6 says the capture shows, in the JSON report's keys.
+//!
+//! The crate does no I/O and never panics on scenario input.
+
+mod rng;
+pub mod scenario;
+mod sim;
+pub mod truth;
+
+pub use scenario::{CapturePoint, Scenario, ScenarioError};
+pub use sim::{FrameOut, GenError, Generator, MAX_FRAME_LEN};
+pub use truth::{CaptureTruth, FlowTruth, Naks, PfcTruth, Truth};
