@@ -5,6 +5,9 @@
 
 pub mod capture;
 pub mod cli;
+pub mod config;
+pub mod dissect;
+pub mod filter;
 pub mod generate;
 pub mod sink;
 
@@ -32,7 +35,11 @@ impl Status {
 /// Run one parsed command line.
 pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
     match cli.cmd {
-        cli::Command::Dissect(_) => anyhow::bail!("dissect: not implemented yet"),
+        cli::Command::Dissect(args) => {
+            let cfg = config::DissectConfig::try_from((&cli.global, args))?;
+            dissect::run(&cfg)?;
+            Ok(Status::Clean)
+        }
         cli::Command::Analyze(_) => anyhow::bail!("analyze: not implemented yet"),
         cli::Command::Generate(args) => {
             let cfg = generate::GenerateConfig {
