@@ -46,6 +46,8 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// Generate RoCEv2 traffic from a scenario file into a pcap/pcapng.
     Generate(GenerateArgs),
+    /// Transmit a scenario's frames on a network interface, paced to a rate (needs root).
+    Send(SendArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -118,4 +120,27 @@ pub struct GenerateArgs {
     /// Write what the faults must produce, in `analyze -f json` keys.
     #[arg(long, value_name = "TRUTH.json")]
     pub truth: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    /// Scenario file (TOML); its frames go out in the order `generate` writes them.
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: PathBuf,
+    /// Network interface to send on (raw socket: needs root or CAP_NET_RAW).
+    #[arg(short, long, value_name = "IF")]
+    pub iface: String,
+    /// Target rate: bits/s of frame bytes (10Gbps, 400Mbps, 1e9) or frames/s (2Mpps, 500Kpps);
+    /// without it, as fast as the interface takes them.
+    #[arg(short, long, value_name = "RATE")]
+    pub rate: Option<String>,
+    /// Stop after this many frames (or at the end of the scenario, which does not loop).
+    #[arg(short = 'c', long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Stop after this long (10s, 500ms, 2m), or at the end of the scenario.
+    #[arg(short, long, value_name = "TIME")]
+    pub duration: Option<String>,
+    /// Random seed: the same seed gives the same bytes as `generate --seed`.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }

@@ -9,6 +9,7 @@ pub mod config;
 pub mod dissect;
 pub mod filter;
 pub mod generate;
+pub mod send;
 pub mod sink;
 
 use std::process::ExitCode;
@@ -57,6 +58,14 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
                     summary.truncated_frames,
                     cfg.output.display()
                 );
+            }
+            Ok(Status::Clean)
+        }
+        cli::Command::Send(args) => {
+            let cfg = send::SendConfig::try_from(args)?;
+            let summary = send::run(&cfg)?;
+            if !cli.global.quiet {
+                println!("{summary} on {}", cfg.iface);
             }
             Ok(Status::Clean)
         }

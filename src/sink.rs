@@ -331,3 +331,104 @@ pub fn writer_for_path_with(path: &Path, snaplen: u32) -> io::Result<Box<dyn Fra
         Box::new(PcapWriter::with_config(file, snaplen, LinkType::ETHERNET)?)
     })
 }
+
+/// Sends every frame on a network interface through an `AF_PACKET` socket (pnet's datalink
+/// channel). Timestamps are ignored: pacing is the caller's business. Frames are sent from the
+/// caller's buffer, without a copy; a frame the kernel refuses for lack of buffer space
+/// (`ENOBUFS`, `EAGAIN`: a full queue at top speed) is sent again until it goes.
+#[cfg(feature = "live")]
+pub struct LiveSink {
+    tx: Box<dyn pnet_datalink::DataLinkSender>,
+    // Held so that the socket's receive side lives as long as the sender; never read.
+    _rx: Box<dyn pnet_datalink::DataLinkReceiver>,
+    /// How often a frame had to be sent again because the kernel's queue was full.
+    pub retries: u64,
+}
+
+#[cfg(feature = "live")]
+impl LiveSink {
+    /// Opens a raw layer-2 channel on the interface called `name`.
+    ///
+    /// # Errors
+    /// No interface has that name (the message lists the ones there are), the process may not
+    /// open raw sockets ("sending needs root or `CAP_NET_RAW`"), or the socket cannot be opened
+    /// or bound. Every message names the interface and fits on one line.
+    pub fn open(name: &str) -> io::Result<Self> {
+        let all = pnet_datalink::interfaces();
+        let Some(iface) = all.iter().find(|i| i.name == name) else {
+            let names: Vec<&str> = all.iter().map(|i| i.name.as_str()).collect();
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "no interface named {name}; available: {}",
+                    if names.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            ));
+        };
+        let config = pnet_datalink::Config {
+            write_buffer_size: rocescope_generator::MAX_FRAME_LEN,
+            read_buffer_size: 4096,
+            promiscuous: false,
+            ..pnet_datalink::Config::default()
+        };
+        match pnet_datalink::channel(iface, config) {
+            Ok(pnet_datalink::Channel::Ethernet(tx, rx)) => Ok(LiveSink {
+                tx,
+                _rx: rx,
+                retries: 0,
+            }),
+            Ok(_) => Err(io::Error::other(format!(
+                "{name}: the datalink channel is not an Ethernet channel"
+            ))),
+            Err(e) => Err(live_open_error(name, &e)),
+        }
+    }
+}
+
+/// One-line message for a failure to open the raw socket on `name`.
+#[cfg(feature = "live")]
+fn live_open_error(name: &str, err: &io::Error) -> io::Error {
+    if err.kind() == io::ErrorKind::PermissionDenied {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("sending needs root or CAP_NET_RAW (opening a raw socket on {name}: {err})"),
+        )
+    } else {
+        io::Error::new(err.kind(), format!("opening a raw socket on {name}: {err}"))
+    }
+}
+
+#[cfg(feature = "live")]
+impl FrameSink for LiveSink {
+    fn send(&mut self, _time_ns: u64, frame: &[u8]) -> io::Result<()> {
+        loop {
+            match self.tx.send_to(frame, None) {
+                Some(Ok(())) => return Ok(()),
+                Some(Err(e))
+                    if e.kind() == io::ErrorKind::WouldBlock
+                        || e.raw_os_error() == Some(ENOBUFS) =>
+                {
+                    self.retries += 1;
+                    std::thread::yield_now();
+                }
+                Some(Err(e)) => return Err(e),
+                None => {
+                    return Err(io::Error::other(
+                        "the datalink sender refused the frame (longer than its buffer)",
+                    ));
+                }
+            }
+        }
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `ENOBUFS` on Linux: the device queue dropped the frame.
+#[cfg(feature = "live")]
+const ENOBUFS: i32 = 105;

@@ -10,6 +10,7 @@
 //!
 //! The crate does no I/O and never panics on scenario input.
 
+mod events;
 mod rng;
 pub mod scenario;
 mod sim;

@@ -8,16 +8,18 @@
 //! ([`CapturePoint::Receiver`]: requests captured when they arrive, after
 //! the faults, responses when sent). PFC frames are always captured.
 //!
-//! Events live in one binary heap ordered by (time, sequence number); its
+//! Events pop in (time, sequence number) order from an [`EventQueue`]: one
+//! FIFO per event kind plus a heap for the few scheduled out of order; its
 //! size is bounded by the packets in flight, not by the frames generated.
 //! Captured packets wait in a small queue until [`Generator::next_frame`]
 //! builds them into the caller's buffer: no allocation per frame.
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::net::IpAddr;
 
 use core::fmt;
+
+use crate::events::EventQueue;
 
 use rocescope_dissectors::builder::{
     BuildError, ExtReprs, IcrcPolicy, L2, MacControlFrame, NetworkRepr, Policy, RoceFrame, VlanTag,
@@ -121,27 +123,19 @@ enum Ev {
     Pfc(u16, u32),
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    t: u64,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.t == other.t && self.seq == other.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.t, other.seq).cmp(&(self.t, self.seq))
+impl Ev {
+    /// The event queue lane: one per kind, as each kind is mostly scheduled in time order.
+    fn lane(self) -> usize {
+        match self {
+            Ev::Tx(_) => 0,
+            Ev::Arrive(_) => 1,
+            Ev::RespTx(_) => 2,
+            Ev::AtRequester(_) => 3,
+            Ev::Timer(_) => 4,
+            Ev::RnrRetry(_) => 5,
+            Ev::Recover(_) => 6,
+            Ev::Pfc(..) => 7,
+        }
     }
 }
 
@@ -239,8 +233,7 @@ pub struct Generator<'s> {
     sc: &'s Scenario,
     rng: Rng,
     now: u64,
-    seq: u64,
-    heap: BinaryHeap<Entry>,
+    events: EventQueue<Ev, 8>,
     qps: Vec<Qp>,
     faults: Vec<FaultState>,
     /// Per destination host × priority: when the switch egress is free.
@@ -400,8 +393,7 @@ impl<'s> Generator<'s> {
             sc,
             rng: Rng::new(seed),
             now: 0,
-            seq: 0,
-            heap: BinaryHeap::with_capacity(1024),
+            events: EventQueue::new(),
             qps,
             faults: vec![FaultState::default(); sc.faults.len()],
             egress_free: vec![0; nhosts * 8],
@@ -445,12 +437,7 @@ impl<'s> Generator<'s> {
     }
 
     fn push(&mut self, t: u64, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Entry {
-            t,
-            seq: self.seq,
-            ev,
-        });
+        self.events.push(ev.lane(), t, ev);
     }
 
     /// Build the next frame into `buf` (at least [`MAX_FRAME_LEN`] bytes);
@@ -467,16 +454,16 @@ impl<'s> Generator<'s> {
                 if self.frames >= self.sc.max_frames {
                     self.stopped = true;
                     self.captured.clear();
-                    self.heap.clear();
+                    self.events.clear();
                     return None;
                 }
                 self.frames += 1;
                 return Some(self.build(t, &c, buf));
             }
-            let e = self.heap.pop()?;
+            let e = self.events.pop()?;
             if e.t > self.sc.stop_ns {
                 self.stopped = true;
-                self.heap.clear();
+                self.events.clear();
                 return None;
             }
             self.now = e.t;
@@ -505,7 +492,7 @@ impl<'s> Generator<'s> {
     /// What §6 says the frames generated so far show (call after the last frame).
     #[must_use]
     pub fn truth(&self) -> Truth {
-        self.truth.finish(!self.stopped && self.heap.is_empty())
+        self.truth.finish(!self.stopped && self.events.is_empty())
     }
 
     /// Frames generated so far.

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Top-speed transmit: `rocescope send` vs `tcpreplay --topspeed`, the same frames on the same veth
+# pair inside a private network namespace (nothing leaves it). Needs root, iproute2, tcpreplay.
+#   bench/send-vs-tcpreplay.sh [MESSAGES]   (default 200 messages of 1 MiB = 208,000 1086-byte frames)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+messages=${1:-200}
+[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces, raw sockets)" >&2; exit 2; }
+command -v tcpreplay >/dev/null || { echo "tcpreplay is not installed" >&2; exit 2; }
+cargo build --release --quiet --bin rocescope
+bin=$(realpath "${CARGO_TARGET_DIR:-target}/release/rocescope")
+dir=$(mktemp -d)
+ns=rocescope-bench-$$
+cleanup() { ip netns del "$ns" 2>/dev/null || true; rm -rf "$dir"; }
+trap cleanup EXIT
+cat >"$dir/bulk.toml" <<TOML
+[link]
+speed_gbps = 400
+stop_ns = 3600000000000
+max_frames = 100000000
+[[host]]
+name = "a"
+mac = "02:00:00:00:00:01"
+ip = "10.0.0.1"
+[[host]]
+name = "b"
+mac = "02:00:00:00:00:02"
+ip = "10.0.0.2"
+[[connection]]
+name = "c"
+transport = "rc"
+requester = "a"
+responder = "b"
+requester_qpn = 17
+responder_qpn = 18
+pmtu = 1024
+[[traffic]]
+connection = "c"
+op = "write"
+size = 1048576
+messages = $messages
+TOML
+"$bin" -q generate "$dir/bulk.toml" -o "$dir/bulk.pcap"
+
+ip netns add "$ns"
+ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+ip -n "$ns" link add tx0 mtu 9000 type veth peer name rx0 mtu 9000
+ip -n "$ns" link set tx0 up
+ip -n "$ns" link set rx0 up
+
+echo "rocescope send (top speed, frames generated on the fly):"
+ip netns exec "$ns" "$bin" send "$dir/bulk.toml" --iface tx0 | sed 's/^/  /'
+echo "tcpreplay --topspeed (pcap preloaded into memory):"
+ip netns exec "$ns" tcpreplay --topspeed --preload-pcap -i tx0 "$dir/bulk.pcap" 2>&1 \
+    | awk '/Actual:/ { sub(/^[ \t]+/, ""); print "  " $0 }
+           /Rated:/ { sub(/^[ \t]+/, ""); print "  " $0
+                      for (i = 1; i <= NF; i++) if ($i ~ /^Mbps/) printf "  = %.3f Gbit/s\n", $(i - 1) / 1000 }'

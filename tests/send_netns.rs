@@ -1,0 +1,294 @@
+//! `rocescope send` on a veth pair inside a private network namespace: what comes out of the
+//! other end (captured with dumpcap) equals what `generate` writes, byte for byte, in order.
+//!
+//! Needs root, `ip` (iproute2) and dumpcap (Wireshark); without them the test prints why and
+//! passes. Both ends of the veth live in one fresh namespace with IPv6 off and no addresses, so
+//! nothing but the sent frames crosses the pair and nothing leaves the namespace. A guard deletes
+//! the namespace (and with it the veth pair) however the test ends.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rocescope::capture::CaptureReader;
+use rocescope::sink::MemorySink;
+use rocescope_generator::Scenario;
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+
+fn scenario_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("generator/scenarios")
+        .join(name)
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout.trim_ascii() == b"0")
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A network namespace, deleted (with its interfaces) on drop.
+struct Netns(String);
+
+impl Netns {
+    /// Makes a namespace with a unique name, or `None` when namespaces cannot be made here.
+    fn new() -> Option<Netns> {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!("rocescope-send-{}-{nanos}", std::process::id());
+        let out = Command::new("ip")
+            .args(["netns", "add", &name])
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            eprintln!(
+                "send_netns: skipped: `ip netns add` failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return None;
+        }
+        Some(Netns(name))
+    }
+
+    /// `ip netns exec NAME program …`
+    fn exec(&self, program: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.0, program]);
+        c
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.0])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// Kills a child process on drop (the capture, if the test fails before it ends).
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Namespace with veth pair `tx0` <-> `rx0`, both up, jumbo MTU, IPv6 off (no router
+/// solicitations or other kernel chatter), no addresses.
+fn veth_namespace() -> Option<Netns> {
+    let ns = Netns::new()?;
+    run(ns.exec("sysctl").args([
+        "-qw",
+        "net.ipv6.conf.all.disable_ipv6=1",
+        "net.ipv6.conf.default.disable_ipv6=1",
+    ]));
+    run(Command::new("ip").args([
+        "-n", &ns.0, "link", "add", "tx0", "mtu", "9000", "type", "veth", "peer", "name", "rx0",
+        "mtu", "9000",
+    ]));
+    for dev in ["tx0", "rx0"] {
+        run(Command::new("ip").args(["-n", &ns.0, "link", "set", dev, "up"]));
+    }
+    Some(ns)
+}
+
+/// The first `count` frames `generate` writes for `name` with `seed`.
+fn generated(name: &str, seed: u64, count: usize) -> Vec<Vec<u8>> {
+    let path = scenario_path(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let sc = Scenario::from_toml(&text, &path.display().to_string()).unwrap();
+    let mut sink = MemorySink::new();
+    rocescope::generate::generate_into(&sc, seed, &mut sink).unwrap();
+    sink.frames.into_iter().take(count).map(|f| f.1).collect()
+}
+
+fn read_capture(path: &Path) -> Vec<Vec<u8>> {
+    let mut r = CaptureReader::open(path).unwrap();
+    let mut frames = Vec::new();
+    while let Some(f) = r.next_frame() {
+        frames.push(f.unwrap().data.to_vec());
+    }
+    frames
+}
+
+#[test]
+fn sent_frames_arrive_byte_for_byte() {
+    if !is_root() {
+        eprintln!("send_netns: skipped: not root (sending and namespaces need root)");
+        return;
+    }
+    if !have("ip") || !have("dumpcap") {
+        eprintln!("send_netns: skipped: needs `ip` (iproute2) and `dumpcap` (wireshark)");
+        return;
+    }
+    let Some(ns) = veth_namespace() else {
+        return;
+    };
+    // mixed.toml: VLAN tags, PFC, truncated frames (sent as the bytes they keep), several QPs.
+    let (scenario, seed, count) = ("mixed.toml", 5, 400);
+    let want = generated(scenario, seed, count);
+    assert!(want.len() > 100, "scenario too short: {}", want.len());
+
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("rx.pcapng");
+    let mut cap = KillOnDrop(
+        ns.exec("dumpcap")
+            .args(["-q", "-i", "rx0", "-c", &want.len().to_string(), "-w"])
+            .arg(&pcap)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Wait until dumpcap says it is capturing.
+    let stderr = cap.0.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) if line.contains("Capturing on") => break,
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("dumpcap did not start: {seen:?}"),
+        }
+    }
+    // "Capturing on" comes just before the socket is attached: give it a moment.
+    std::thread::sleep(Duration::from_millis(500));
+
+    let out = run(ns.exec(BIN).args([
+        "send",
+        scenario_path(scenario).to_str().unwrap(),
+        "--iface",
+        "tx0",
+        "--rate",
+        "20Kpps",
+        "--count",
+        &want.len().to_string(),
+        "--seed",
+        &seed.to_string(),
+    ]));
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains(&format!("sent {} frames", want.len())),
+        "{summary}"
+    );
+
+    // dumpcap stops by itself after `count` frames.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = cap.0.try_wait().unwrap() {
+            assert!(status.success(), "dumpcap failed");
+            break;
+        }
+        if Instant::now() >= deadline {
+            let _ = cap.0.kill();
+            let _ = cap.0.wait();
+            panic!(
+                "dumpcap got {} of {} frames; stderr: {:?}",
+                read_capture(&pcap).len(),
+                want.len(),
+                rx.try_iter().collect::<Vec<_>>()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let got = read_capture(&pcap);
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            g == w,
+            "frame {} differs:\n got {g:02x?}\nwant {w:02x?}",
+            i + 1
+        );
+    }
+    drop(ns);
+}
+
+#[test]
+fn unknown_interface_is_one_clear_line() {
+    let out = Command::new(BIN)
+        .args(["send"])
+        .arg(scenario_path("clean_write.toml"))
+        .args(["--iface", "no-such-if0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("rocescope: no interface named no-such-if0; available: "),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn not_root_is_one_clear_line() {
+    if !is_root() || !have("setpriv") {
+        eprintln!("send_netns: skipped: needs root and setpriv to drop privileges");
+        return;
+    }
+    // A copy the unprivileged user can read and run.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("rocescope");
+    let sc = dir.path().join("s.toml");
+    std::fs::copy(BIN, &bin).unwrap();
+    std::fs::copy(scenario_path("clean_write.toml"), &sc).unwrap();
+    for (p, mode) in [
+        (dir.path(), 0o755),
+        (bin.as_path(), 0o755),
+        (sc.as_path(), 0o644),
+    ] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .arg("send")
+        .arg(&sc)
+        .args(["--iface", "lo"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("rocescope: sending needs root or CAP_NET_RAW"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
