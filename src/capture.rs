@@ -15,6 +15,8 @@
 //! error have been delivered. Unknown pcapng block types are skipped; unknown link types are not an
 //! error (the frame carries its [`LinkType`] and the dissector reports it).
 
+pub mod index;
+
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};

@@ -48,6 +48,8 @@ pub enum Command {
     Generate(GenerateArgs),
     /// Transmit a scenario's frames on a network interface, paced to a rate (needs root).
     Send(SendArgs),
+    /// Browse a capture in the terminal: frames, field tree, bytes, flows, events, PSN and PFC views.
+    Inspect(InspectArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -143,4 +145,14 @@ pub struct SendArgs {
     /// Random seed: the same seed gives the same bytes as `generate --seed`.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Capture file (pcap or pcapng) to browse.
+    #[arg(value_name = "CAPTURE")]
+    pub capture: PathBuf,
+    /// Display filter applied when the inspector opens.
+    #[arg(short = 'Y', long = "filter", value_name = "EXPR")]
+    pub filter: Option<String>,
 }

@@ -3,14 +3,17 @@
 //! The binary is a thin shell over [`run`]; every subcommand is a library
 //! function that tests call without starting a process.
 
+pub mod analyze;
 pub mod capture;
 pub mod cli;
 pub mod config;
 pub mod dissect;
 pub mod filter;
 pub mod generate;
+pub mod replay;
 pub mod send;
 pub mod sink;
+pub mod tui;
 
 use std::process::ExitCode;
 
@@ -41,7 +44,15 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
             dissect::run(&cfg)?;
             Ok(Status::Clean)
         }
-        cli::Command::Analyze(_) => anyhow::bail!("analyze: not implemented yet"),
+        cli::Command::Analyze(args) => {
+            let cfg = analyze::AnalyzeConfig::try_from((&cli.global, args))?;
+            let outcome = analyze::run(&cfg)?;
+            Ok(if outcome.matched {
+                Status::Findings
+            } else {
+                Status::Clean
+            })
+        }
         cli::Command::Generate(args) => {
             let cfg = generate::GenerateConfig {
                 scenario: args.scenario,
@@ -67,6 +78,11 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
             if !cli.global.quiet {
                 println!("{summary} on {}", cfg.iface);
             }
+            Ok(Status::Clean)
+        }
+        cli::Command::Inspect(args) => {
+            let cfg = tui::InspectConfig::try_from((&cli.global, args))?;
+            tui::run(cfg)?;
             Ok(Status::Clean)
         }
     }

@@ -1,0 +1,74 @@
+//! The flow table as CSV: one header row, one row per flow, the JSON keys of §6.6 flattened
+//! (`naks_psn_seq_err`, `ack_latency_p50` …; empty cells for nulls).
+
+use std::io::{self, Write};
+
+use super::json::FlowJson;
+use crate::replay::Replay;
+
+const HEADER: &str = "id,src,dst,destqp,transport,peer,frames,bytes,payload_bytes,first_psn,last_psn,messages,\
+psn_gaps,lost,unrecovered,out_of_order,duplicates,retransmissions,implied_timeouts,acks,read_responses,\
+atomic_acks,naks_psn_seq_err,naks_rnr,naks_invalid_request,naks_remote_access,naks_remote_op,naks_invalid_rd,\
+read_requests,read_response_gaps,unanswered_reads,ecn_ce,cnps,throttled_by_cnps,icrc_errors,\
+ack_latency_samples,ack_latency_p50,ack_latency_p99,ack_latency_max";
+
+fn opt(v: Option<impl ToString>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// Write the flow table.
+///
+/// # Errors
+/// Output errors.
+pub fn write(replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{HEADER}")?;
+    for f in &replay.flows {
+        let j = FlowJson::new(f);
+        let n = &j.naks;
+        let l = &j.ack_latency_ns;
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            j.id,
+            j.src,
+            j.dst,
+            j.destqp,
+            j.transport,
+            opt(j.peer),
+            j.frames,
+            j.bytes,
+            j.payload_bytes,
+            opt(j.first_psn),
+            opt(j.last_psn),
+            j.messages,
+            j.psn_gaps,
+            j.lost,
+            j.unrecovered,
+            j.out_of_order,
+            j.duplicates,
+            j.retransmissions,
+            j.implied_timeouts,
+            j.acks,
+            j.read_responses,
+            j.atomic_acks,
+            n.psn_seq_err,
+            n.rnr,
+            n.invalid_request,
+            n.remote_access,
+            n.remote_op,
+            n.invalid_rd,
+            j.read_requests,
+            j.read_response_gaps,
+            j.unanswered_reads,
+            j.ecn_ce,
+            j.cnps,
+            j.throttled_by_cnps,
+            j.icrc_errors,
+            l.samples,
+            opt(l.p50),
+            opt(l.p99),
+            opt(l.max),
+        )?;
+    }
+    Ok(())
+}

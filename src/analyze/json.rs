@@ -1,0 +1,248 @@
+//! The JSON report of interfaces.md §6.6, keys exactly as written there.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
+
+use super::AnalyzeConfig;
+use crate::replay::{Finding, Flow, Replay};
+
+#[derive(Serialize)]
+struct Report<'a> {
+    version: u32,
+    capture: CaptureJson,
+    flows: Vec<FlowJson>,
+    pfc: Vec<PfcJson>,
+    tcp_bth: [(); 0],
+    events: Events<'a>,
+}
+
+#[derive(Serialize)]
+struct CaptureJson {
+    files: Vec<String>,
+    frames: u64,
+    roce_frames: u64,
+    rocev1_frames: u64,
+    pfc_frames: u64,
+    pause_frames: u64,
+    tcp_bth_frames: u64,
+    first_time_ns: Option<u64>,
+    last_time_ns: Option<u64>,
+    truncated_frames: u64,
+    malformed_frames: u64,
+    icrc_errors: u64,
+    link_speed_bps: u64,
+}
+
+#[derive(Serialize)]
+pub struct NaksJson {
+    pub psn_seq_err: u64,
+    pub rnr: u64,
+    pub invalid_request: u64,
+    pub remote_access: u64,
+    pub remote_op: u64,
+    pub invalid_rd: u64,
+}
+
+#[derive(Serialize)]
+pub struct LatencyJson {
+    pub samples: u64,
+    pub p50: Option<u64>,
+    pub p99: Option<u64>,
+    pub max: Option<u64>,
+}
+
+/// One flow in §6.6's keys (also the CSV row).
+#[derive(Serialize)]
+pub struct FlowJson {
+    pub id: u32,
+    pub src: String,
+    pub dst: String,
+    pub destqp: u32,
+    pub transport: &'static str,
+    pub peer: Option<u32>,
+    pub frames: u64,
+    pub bytes: u64,
+    pub payload_bytes: u64,
+    pub first_psn: Option<u32>,
+    pub last_psn: Option<u32>,
+    pub messages: u64,
+    pub psn_gaps: u64,
+    pub lost: u64,
+    pub unrecovered: u64,
+    pub out_of_order: u64,
+    pub duplicates: u64,
+    pub retransmissions: u64,
+    pub implied_timeouts: u64,
+    pub acks: u64,
+    pub read_responses: u64,
+    pub atomic_acks: u64,
+    pub naks: NaksJson,
+    pub read_requests: u64,
+    pub read_response_gaps: u64,
+    pub unanswered_reads: u64,
+    pub ecn_ce: u64,
+    pub cnps: u64,
+    pub throttled_by_cnps: u64,
+    pub icrc_errors: u64,
+    pub ack_latency_ns: LatencyJson,
+}
+
+impl FlowJson {
+    #[must_use]
+    pub fn new(f: &Flow) -> Self {
+        let c = &f.psn.counters;
+        let lat = f.latency.summary();
+        let some = |v: u64| (lat.samples > 0).then_some(v);
+        FlowJson {
+            id: f.id,
+            src: f.key.src.to_string(),
+            dst: f.key.dst.to_string(),
+            destqp: f.key.dest_qp,
+            transport: f.transport_name(),
+            peer: f.peer,
+            frames: f.frames,
+            bytes: f.bytes,
+            payload_bytes: f.payload_bytes,
+            first_psn: f.first_psn().map(|p| p.value()),
+            last_psn: f.last_psn().map(|p| p.value()),
+            messages: f.messages(),
+            psn_gaps: c.psn_gaps,
+            lost: c.lost,
+            unrecovered: c.unrecovered,
+            out_of_order: c.out_of_order,
+            duplicates: c.duplicates,
+            retransmissions: c.retransmissions,
+            implied_timeouts: c.implied_timeouts,
+            acks: f.acks,
+            read_responses: f.read_responses,
+            atomic_acks: f.atomic_acks,
+            naks: NaksJson {
+                psn_seq_err: f.naks.psn_seq_err,
+                rnr: f.naks.rnr,
+                invalid_request: f.naks.invalid_request,
+                remote_access: f.naks.remote_access,
+                remote_op: f.naks.remote_op,
+                invalid_rd: f.naks.invalid_rd,
+            },
+            read_requests: c.read_requests,
+            read_response_gaps: f.read_response_gaps,
+            unanswered_reads: f.unanswered_reads,
+            ecn_ce: f.ecn_ce,
+            cnps: f.cnps,
+            throttled_by_cnps: f.throttled_by_cnps,
+            icrc_errors: f.icrc_errors,
+            ack_latency_ns: LatencyJson {
+                samples: lat.samples,
+                p50: some(lat.p50),
+                p99: some(lat.p99),
+                max: some(lat.max),
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct PfcJson {
+    src_mac: String,
+    priority: u8,
+    pause_frames: u64,
+    resume_frames: u64,
+    quanta_total: u64,
+    paused_ns: u64,
+    storms: u64,
+}
+
+#[derive(Serialize)]
+struct EventJson<'a> {
+    frame: u64,
+    time_ns: u64,
+    kind: &'static str,
+    flow: Option<u32>,
+    psn: Option<u32>,
+    detail: &'a str,
+}
+
+/// The events, serialized one by one (their detail text is rendered on the fly).
+struct Events<'a>(&'a [Finding]);
+
+impl Serialize for Events<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        let mut detail = String::new();
+        for e in self.0 {
+            detail.clear();
+            {
+                use std::fmt::Write as _;
+                let _ = write!(detail, "{}", e.detail);
+            }
+            seq.serialize_element(&EventJson {
+                frame: e.frame,
+                time_ns: e.time_ns,
+                kind: e.kind.name(),
+                flow: e.flow,
+                psn: e.psn.map(|p| p.value()),
+                detail: &detail,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+/// `aa:bb:cc:dd:ee:ff`.
+#[must_use]
+pub fn mac_text(m: [u8; 6]) -> String {
+    format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        m[0], m[1], m[2], m[3], m[4], m[5]
+    )
+}
+
+/// Write the report (pretty-printed, one trailing newline).
+///
+/// # Errors
+/// Output errors.
+pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
+    let c = &replay.capture;
+    let report = Report {
+        version: 1,
+        capture: CaptureJson {
+            files: cfg
+                .captures
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            frames: c.frames,
+            roce_frames: c.roce_frames,
+            rocev1_frames: c.rocev1_frames,
+            pfc_frames: c.pfc_frames,
+            pause_frames: c.pause_frames,
+            tcp_bth_frames: c.tcp_bth_frames,
+            first_time_ns: c.first_time_ns,
+            last_time_ns: c.last_time_ns,
+            truncated_frames: c.truncated_frames,
+            malformed_frames: c.malformed_frames,
+            icrc_errors: c.icrc_errors,
+            link_speed_bps: cfg.link_bps,
+        },
+        flows: replay.flows.iter().map(FlowJson::new).collect(),
+        pfc: replay
+            .pfc
+            .iter()
+            .map(|r| PfcJson {
+                src_mac: mac_text(r.src_mac),
+                priority: r.priority,
+                pause_frames: r.pause_frames,
+                resume_frames: r.resume_frames,
+                quanta_total: r.quanta_total,
+                paused_ns: r.paused_ns,
+                storms: r.storms,
+            })
+            .collect(),
+        tcp_bth: [],
+        events: Events(&replay.events),
+    };
+    serde_json::to_writer_pretty(&mut *out, &report).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}

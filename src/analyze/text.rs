@@ -1,0 +1,254 @@
+//! The text report: a capture header line, the flow table (non-zero problem counters
+//! highlighted), the PFC table, and the first `--events` events with frame numbers.
+
+use std::io::{self, Write};
+
+use super::AnalyzeConfig;
+use super::json::mac_text;
+use crate::config::link_speed_label;
+use crate::replay::finding::Duration;
+use crate::replay::{Flow, Replay};
+
+const RED: &str = "\x1b[1;31m";
+const BOLD: &str = "\x1b[1m";
+const RESET: &str = "\x1b[0m";
+
+/// One table cell: text, right-aligned or not, highlighted or not.
+struct Cell {
+    text: String,
+    right: bool,
+    hot: bool,
+}
+
+fn cell(text: impl Into<String>) -> Cell {
+    Cell {
+        text: text.into(),
+        right: false,
+        hot: false,
+    }
+}
+
+fn num(v: u64) -> Cell {
+    Cell {
+        text: v.to_string(),
+        right: true,
+        hot: false,
+    }
+}
+
+/// A problem counter: highlighted when non-zero.
+fn bad(v: u64) -> Cell {
+    Cell {
+        text: v.to_string(),
+        right: true,
+        hot: v > 0,
+    }
+}
+
+fn table(out: &mut dyn Write, head: &[&str], rows: &[Vec<Cell>], color: bool) -> io::Result<()> {
+    let mut width: Vec<usize> = head.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.text.chars().count());
+        }
+    }
+    let mut line = String::new();
+    for (i, (h, w)) in head.iter().zip(&width).enumerate() {
+        if i > 0 {
+            line.push_str("  ");
+        }
+        line.push_str(&format!("{h:<w$}"));
+    }
+    if color {
+        writeln!(out, "{BOLD}{}{RESET}", line.trim_end())?;
+    } else {
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    for row in rows {
+        let mut line = String::new();
+        for (i, (c, w)) in row.iter().zip(&width).enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let text = if c.right {
+                format!("{:>w$}", c.text)
+            } else {
+                format!("{:<w$}", c.text)
+            };
+            if color && c.hot {
+                line.push_str(RED);
+                line.push_str(&text);
+                line.push_str(RESET);
+            } else {
+                line.push_str(&text);
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+fn flow_row(f: &Flow) -> Vec<Cell> {
+    let c = &f.psn.counters;
+    let lat = f.latency.summary();
+    let psns = match (f.first_psn(), f.last_psn()) {
+        (Some(a), Some(b)) => format!("{a}-{b}"),
+        _ => "-".to_string(),
+    };
+    vec![
+        num(u64::from(f.id)),
+        cell(f.key.src.to_string()),
+        cell(f.key.dst.to_string()),
+        cell(format!("{:#08x}", f.key.dest_qp)),
+        cell(f.transport_name()),
+        cell(f.peer.map_or_else(|| "-".to_string(), |p| p.to_string())),
+        num(f.frames),
+        num(f.messages()),
+        cell(psns),
+        bad(c.psn_gaps),
+        bad(c.lost),
+        bad(c.unrecovered),
+        bad(c.out_of_order),
+        bad(c.duplicates),
+        bad(c.retransmissions),
+        bad(c.implied_timeouts),
+        num(f.acks),
+        bad(f.naks.total()),
+        num(c.read_requests),
+        bad(f.read_response_gaps),
+        bad(f.unanswered_reads),
+        bad(f.ecn_ce),
+        bad(f.cnps),
+        bad(f.icrc_errors),
+        cell(if lat.samples == 0 {
+            "-".to_string()
+        } else {
+            format!("{}/{}", Duration(lat.p50), Duration(lat.p99))
+        }),
+    ]
+}
+
+/// Write the text report.
+///
+/// # Errors
+/// Output errors.
+pub fn write(
+    cfg: &AnalyzeConfig,
+    replay: &Replay,
+    out: &mut dyn Write,
+    color: bool,
+) -> io::Result<()> {
+    let c = &replay.capture;
+    let files: Vec<String> = cfg
+        .captures
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let span = match (c.first_time_ns, c.last_time_ns) {
+        (Some(a), Some(b)) => Duration(b.saturating_sub(a)).to_string(),
+        _ => "0s".to_string(),
+    };
+    writeln!(
+        out,
+        "{}: {} frames in {span} ({} RoCEv2, {} RoCEv1, {} PFC, {} PAUSE); {} truncated, {} malformed, {} ICRC errors; link {}",
+        files.join(", "),
+        c.frames,
+        c.roce_frames,
+        c.rocev1_frames,
+        c.pfc_frames,
+        c.pause_frames,
+        c.truncated_frames,
+        c.malformed_frames,
+        c.icrc_errors,
+        link_speed_label(cfg.link_bps),
+    )?;
+    writeln!(out)?;
+    writeln!(out, "Flows: {}", replay.flows.len())?;
+    if !replay.flows.is_empty() {
+        let head = [
+            "id",
+            "src",
+            "dst",
+            "qp",
+            "tr",
+            "peer",
+            "frames",
+            "msgs",
+            "psns",
+            "gaps",
+            "lost",
+            "unrec",
+            "ooo",
+            "dup",
+            "retx",
+            "tmo",
+            "acks",
+            "naks",
+            "reads",
+            "rdgap",
+            "unans",
+            "ce",
+            "cnp",
+            "icrc",
+            "ack p50/p99",
+        ];
+        let rows: Vec<Vec<Cell>> = replay.flows.iter().map(flow_row).collect();
+        table(out, &head, &rows, color)?;
+    }
+    if !replay.pfc.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "PFC (source MAC, priority):")?;
+        let head = [
+            "src_mac", "prio", "pause", "resume", "quanta", "paused", "storms",
+        ];
+        let rows: Vec<Vec<Cell>> = replay
+            .pfc
+            .iter()
+            .map(|r| {
+                vec![
+                    cell(mac_text(r.src_mac)),
+                    num(u64::from(r.priority)),
+                    num(r.pause_frames),
+                    num(r.resume_frames),
+                    num(r.quanta_total),
+                    Cell {
+                        text: Duration(r.paused_ns).to_string(),
+                        right: true,
+                        hot: false,
+                    },
+                    bad(r.storms),
+                ]
+            })
+            .collect();
+        table(out, &head, &rows, color)?;
+    }
+    writeln!(out)?;
+    let shown = replay.events.len().min(cfg.events);
+    writeln!(out, "Events: {} (first {shown} shown)", replay.events.len())?;
+    if shown > 0 {
+        let first = c.first_time_ns.unwrap_or(0);
+        let head = ["frame", "time", "kind", "flow", "psn", "detail"];
+        let rows: Vec<Vec<Cell>> = replay.events[..shown]
+            .iter()
+            .map(|e| {
+                let rel = i128::from(e.time_ns) - i128::from(first);
+                let sign = if rel < 0 { "-" } else { "" };
+                let abs = rel.unsigned_abs();
+                vec![
+                    num(e.frame),
+                    Cell {
+                        text: format!("{sign}{}.{:09}", abs / 1_000_000_000, abs % 1_000_000_000),
+                        right: true,
+                        hot: false,
+                    },
+                    cell(e.kind.name()),
+                    cell(e.flow.map_or_else(|| "-".to_string(), |f| f.to_string())),
+                    cell(e.psn.map_or_else(|| "-".to_string(), |p| p.to_string())),
+                    cell(e.detail.to_string()),
+                ]
+            })
+            .collect();
+        table(out, &head, &rows, color)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,686 @@
+//! The flow table and everything that crosses flows: pairing (CM exchange first, PSN
+//! agreement second), responses acting on the paired request flow (ACK latency, NAK runs,
+//! READ matching and rule 2), CNP attribution, PFC, and the capture-wide counters.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use rocescope_dissectors::cm::{CmAttribute, CmMessage};
+use rocescope_dissectors::ib::aeth::{AethKind, NakCode, rnr_timer_us};
+use rocescope_dissectors::mac_control::{MacControlOpcode, quanta_to_ns};
+use rocescope_dissectors::stack::{ROCEV2_PORT, RoceVersion};
+use rocescope_dissectors::{Operation, Position, Psn, Transport};
+
+use super::event::{FlowKey, Icrc, PacketEvent};
+use super::finding::{Detail, Finding, Kind};
+use super::flow::{Flow, ReadTrack};
+use super::hash::FxHashMap;
+use super::pfc::PfcTable;
+use super::psn::{DEFAULT_PMTU, ReqPacket, StepOut, read_count};
+use crate::dissect::FrameView;
+
+/// CM requests remembered while waiting for their reply, at most.
+const CM_PENDING_MAX: usize = 65_536;
+
+/// Capture-wide counters (§6.6 `capture`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CaptureStats {
+    pub frames: u64,
+    pub roce_frames: u64,
+    pub rocev1_frames: u64,
+    pub pfc_frames: u64,
+    pub pause_frames: u64,
+    pub tcp_bth_frames: u64,
+    pub first_time_ns: Option<u64>,
+    pub last_time_ns: Option<u64>,
+    pub truncated_frames: u64,
+    pub malformed_frames: u64,
+    pub icrc_errors: u64,
+}
+
+/// How the engine runs.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub link_bps: u64,
+    pub storm_ns: u64,
+    /// Extra UDP destination ports carrying RoCEv2.
+    pub roce_ports: Vec<u16>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            link_bps: 100_000_000_000,
+            storm_ns: 200_000_000,
+            roce_ports: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CmReq {
+    src: IpAddr,
+    dst: IpAddr,
+    qpn: u32,
+    pmtu: Option<u32>,
+}
+
+/// The replay engine: feed frames (or hand-built [`PacketEvent`]s) in capture order, then
+/// [`Engine::finish`].
+#[derive(Debug)]
+pub struct Engine {
+    cfg: EngineConfig,
+    pub capture: CaptureStats,
+    flows: Vec<Flow>,
+    index: FxHashMap<FlowKey, u32>,
+    /// Unpaired flows with requests, by (src, dst): PSN-agreement candidates.
+    requesters: FxHashMap<(IpAddr, IpAddr), Vec<u32>>,
+    cm_reqs: HashMap<(IpAddr, IpAddr, u32), CmReq>,
+    /// Flow key -> (peer key, PMTU) from captured CM exchanges.
+    cm_pairs: HashMap<FlowKey, (FlowKey, Option<u32>)>,
+    pfc: PfcTable,
+    events: Vec<Finding>,
+    /// Reused output of the request-stream steps.
+    scratch: StepOut,
+    finished: bool,
+}
+
+/// Everything the replay decided.
+#[derive(Debug)]
+pub struct Replay {
+    pub capture: CaptureStats,
+    pub flows: Vec<Flow>,
+    pub pfc: Vec<super::pfc::PfcRow>,
+    /// Sorted by frame number (stable).
+    pub events: Vec<Finding>,
+}
+
+impl Engine {
+    #[must_use]
+    pub fn new(cfg: EngineConfig) -> Self {
+        let pfc = PfcTable::new(cfg.storm_ns, cfg.link_bps);
+        Engine {
+            cfg,
+            capture: CaptureStats::default(),
+            flows: Vec::new(),
+            index: FxHashMap::default(),
+            requesters: FxHashMap::default(),
+            cm_reqs: HashMap::new(),
+            cm_pairs: HashMap::new(),
+            pfc,
+            events: Vec::new(),
+            scratch: StepOut::default(),
+            finished: false,
+        }
+    }
+
+    /// Flows so far (index = id).
+    #[must_use]
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+
+    /// The flow of `key`, if seen.
+    #[must_use]
+    pub fn flow(&self, key: &FlowKey) -> Option<&Flow> {
+        self.index.get(key).map(|&i| &self.flows[i as usize])
+    }
+
+    fn tick(&mut self, time_ns: u64) {
+        self.capture.frames += 1;
+        if self.capture.first_time_ns.is_none() {
+            self.capture.first_time_ns = Some(time_ns);
+        }
+        self.capture.last_time_ns = Some(time_ns);
+    }
+
+    fn event(
+        &mut self,
+        frame: u64,
+        time_ns: u64,
+        kind: Kind,
+        flow: Option<u32>,
+        psn: Option<Psn>,
+        detail: Detail,
+    ) {
+        self.events.push(Finding {
+            frame,
+            time_ns,
+            kind,
+            flow,
+            psn,
+            detail,
+        });
+    }
+
+    /// One captured frame, dissected and classified.
+    pub fn frame(&mut self, view: &FrameView<'_>) {
+        let Some(d) = view.dissected.as_ref() else {
+            self.tick(view.frame.time_ns);
+            self.integrity_only(view, None);
+            return;
+        };
+        if let Some(ev) = PacketEvent::from_view(view) {
+            let before = self.events.len();
+            self.packet(&ev);
+            if let Some(problem) = view.problem.filter(|_| ev.truncated || ev.malformed) {
+                for e in &mut self.events[before..] {
+                    if matches!(e.kind, Kind::Truncated | Kind::Malformed)
+                        && e.detail == Detail::None
+                    {
+                        e.detail = Detail::Text(problem.to_string());
+                    }
+                }
+            }
+            if !ev.malformed && !matches!(ev.icrc, Icrc::Invalid { .. }) {
+                if let Some(msg) = d
+                    .roce
+                    .as_ref()
+                    .and_then(rocescope_dissectors::stack::Roce::cm)
+                {
+                    self.cm(ev.key.src, ev.key.dst, &msg);
+                }
+            }
+            return;
+        }
+        self.tick(view.frame.time_ns);
+        // RoCE frames without a usable BTH still count (malformed ones included, §6.5).
+        if let Some(udp) = d.udp.as_ref() {
+            let port = udp.dst_port();
+            if port == ROCEV2_PORT || self.cfg.roce_ports.contains(&port) {
+                self.capture.roce_frames += 1;
+            }
+        } else if d.ethertype == Some(rocescope_dissectors::ethernet::EtherType::ROCEV1) {
+            self.capture.rocev1_frames += 1;
+        }
+        if let Some(mc) = d.mac_control() {
+            let mac = d.eth.as_ref().map_or([0; 6], |e| e.src_addr().0);
+            let (frame, t) = (view.frame.number, view.frame.time_ns);
+            let mut out = Vec::new();
+            match mc.opcode() {
+                MacControlOpcode::PFC => {
+                    self.capture.pfc_frames += 1;
+                    let quanta = mc.pfc_quanta_all();
+                    self.pfc
+                        .pfc(mac, frame, t, mc.pfc_enable(), quanta, &mut out);
+                }
+                MacControlOpcode::PAUSE => {
+                    self.capture.pause_frames += 1;
+                    let q = mc.pause_quanta();
+                    self.pfc.pause(
+                        mac,
+                        frame,
+                        t,
+                        q,
+                        quanta_to_ns(q, self.cfg.link_bps),
+                        &mut out,
+                    );
+                }
+                _ => {}
+            }
+            self.events.append(&mut out);
+        }
+        self.integrity_only(view, None);
+    }
+
+    /// Truncated / malformed counting for a frame that has no flow.
+    fn integrity_only(&mut self, view: &FrameView<'_>, flow: Option<u32>) {
+        let (frame, t) = (view.frame.number, view.frame.time_ns);
+        let text = || {
+            view.problem
+                .map_or(Detail::None, |p| Detail::Text(p.to_string()))
+        };
+        if view.truncated {
+            self.capture.truncated_frames += 1;
+            self.event(frame, t, Kind::Truncated, flow, None, text());
+        }
+        if view.malformed {
+            self.capture.malformed_frames += 1;
+            self.event(frame, t, Kind::Malformed, flow, None, text());
+        }
+    }
+
+    fn flow_id(&mut self, key: FlowKey) -> u32 {
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let id = u32::try_from(self.flows.len()).unwrap_or(u32::MAX);
+        self.flows.push(Flow::new(id, key));
+        self.index.insert(key, id);
+        if let Some(&(peer_key, pmtu)) = self.cm_pairs.get(&key) {
+            self.flows[id as usize].cm_paired = true;
+            self.flows[id as usize].pmtu_cm = pmtu;
+            if let Some(&peer) = self.index.get(&peer_key) {
+                self.pair(id, peer);
+            }
+        }
+        id
+    }
+
+    fn pair(&mut self, a: u32, b: u32) {
+        if a == b || self.flows[a as usize].peer.is_some() || self.flows[b as usize].peer.is_some()
+        {
+            return;
+        }
+        self.flows[a as usize].peer = Some(b);
+        self.flows[b as usize].peer = Some(a);
+        for id in [a, b] {
+            let k = self.flows[id as usize].key;
+            if let Some(v) = self.requesters.get_mut(&(k.src, k.dst)) {
+                v.retain(|&x| x != id);
+            }
+        }
+    }
+
+    /// The connection's PMTU as rule 1 knows it: CM, else the largest seen on either flow.
+    fn conn_pmtu(&self, x: u32) -> Option<u32> {
+        let f = &self.flows[x as usize];
+        let peer = f.peer.map(|p| &self.flows[p as usize]);
+        if let Some(m) = f.pmtu_cm.or_else(|| peer.and_then(|p| p.pmtu_cm)) {
+            return Some(m);
+        }
+        let seen = f.pmtu_seen.max(peer.map_or(0, |p| p.pmtu_seen));
+        (seen > 0).then_some(seen)
+    }
+
+    /// One RoCE packet (from a frame, or hand-built in tests).
+    pub fn packet(&mut self, ev: &PacketEvent) {
+        self.tick(ev.time_ns);
+        match ev.version {
+            RoceVersion::V1 => self.capture.rocev1_frames += 1,
+            RoceVersion::V2 => self.capture.roce_frames += 1,
+        }
+        let id = self.flow_id(ev.key);
+        {
+            let f = &mut self.flows[id as usize];
+            f.frames += 1;
+            f.bytes += u64::from(ev.len);
+            if f.any_transport.is_none() {
+                f.any_transport = Some(ev.opcode.transport());
+            }
+        }
+        if ev.truncated {
+            self.capture.truncated_frames += 1;
+            self.event(
+                ev.frame,
+                ev.time_ns,
+                Kind::Truncated,
+                Some(id),
+                Some(ev.psn),
+                Detail::None,
+            );
+        }
+        if ev.malformed {
+            self.capture.malformed_frames += 1;
+            self.event(
+                ev.frame,
+                ev.time_ns,
+                Kind::Malformed,
+                Some(id),
+                Some(ev.psn),
+                Detail::None,
+            );
+            return;
+        }
+        if let Icrc::Invalid { expected, found } = ev.icrc {
+            self.capture.icrc_errors += 1;
+            self.flows[id as usize].icrc_errors += 1;
+            let detail = Detail::Text(format!("ICRC {found:#010x}, computed {expected:#010x}"));
+            self.event(
+                ev.frame,
+                ev.time_ns,
+                Kind::IcrcError,
+                Some(id),
+                Some(ev.psn),
+                detail,
+            );
+            return;
+        }
+        let Some(info) = ev.info else { return };
+        let op = info.operation;
+        {
+            let f = &mut self.flows[id as usize];
+            f.payload_bytes += u64::from(ev.payload_len);
+            if (op.is_request() || op.is_response()) && f.transport.is_none() {
+                f.transport = Some(ev.opcode.transport());
+            }
+        }
+        if (op.is_request() || op.is_response()) && ev.ecn == 0b11 {
+            self.flows[id as usize].ecn_ce += 1;
+            self.event(
+                ev.frame,
+                ev.time_ns,
+                Kind::EcnCe,
+                Some(id),
+                Some(ev.psn),
+                Detail::None,
+            );
+        }
+        if op == Operation::Cnp {
+            let f = &mut self.flows[id as usize];
+            f.cnps += 1;
+            f.has_cnp = true;
+            self.event(
+                ev.frame,
+                ev.time_ns,
+                Kind::Cnp,
+                Some(id),
+                None,
+                Detail::None,
+            );
+        } else if op.is_request() {
+            self.request(id, ev, info.position);
+        } else if op.is_response() {
+            self.response(id, ev, op, info.position);
+        }
+    }
+
+    fn request(&mut self, id: u32, ev: &PacketEvent, position: Position) {
+        let op = ev.operation().unwrap_or(Operation::Send);
+        let ends = position.ends_message() || op == Operation::ReadRequest || op.is_atomic();
+        match ev.opcode.transport() {
+            Transport::Rc | Transport::Uc | Transport::Xrc => {}
+            _ => {
+                self.flows[id as usize].unsequenced(ev.psn, ends);
+                return;
+            }
+        }
+        let was_started = self.flows[id as usize].psn.started();
+        let pmtu = self.conn_pmtu(id);
+        let read_dmalen = (op == Operation::ReadRequest).then(|| ev.dmalen.unwrap_or(0));
+        let pkt = ReqPacket {
+            frame: ev.frame,
+            time_ns: ev.time_ns,
+            psn: ev.psn,
+            ends_message: ends,
+            read_dmalen,
+        };
+        self.flows[id as usize]
+            .psn
+            .on_request_into(&pkt, pmtu, &mut self.scratch);
+        Self::apply_out(&mut self.flows, &mut self.events, id, &mut self.scratch);
+        let f = &mut self.flows[id as usize];
+        if matches!(position, Position::First | Position::Middle)
+            && matches!(op, Operation::Send | Operation::RdmaWrite)
+        {
+            f.pmtu_seen = f.pmtu_seen.max(ev.payload_len);
+        }
+        if ev.ack_req {
+            f.latency.request(ev.psn, ev.time_ns);
+        }
+        if !was_started && f.peer.is_none() && !f.cm_paired {
+            let k = f.key;
+            self.requesters.entry((k.src, k.dst)).or_default().push(id);
+        }
+    }
+
+    /// Findings, learned PMTU, new and settled READs of a request stream step.
+    fn apply_out(flows: &mut [Flow], events: &mut Vec<Finding>, id: u32, out: &mut StepOut) {
+        let f = &mut flows[id as usize];
+        if let Some(m) = out.learned_pmtu.take() {
+            f.pmtu_seen = f.pmtu_seen.max(m);
+        }
+        if let Some((psn, n)) = out.settled.take() {
+            if let Some(t) = f
+                .reads
+                .iter_mut()
+                .rev()
+                .find(|t| t.psn == psn && t.n.is_none())
+            {
+                t.n = Some(n);
+            }
+        }
+        if let Some(r) = out.new_read.take() {
+            f.reads
+                .push_back(ReadTrack::new(r.psn, r.n, r.dmalen, r.frame, r.time_ns));
+        }
+        // drop READs that got every response
+        while f.reads.front().is_some_and(ReadTrack::complete) {
+            f.reads.pop_front();
+        }
+        for mut finding in out.findings.drain() {
+            finding.flow = Some(id);
+            events.push(finding);
+        }
+    }
+
+    /// PSN agreement (§6.3): the unique unpaired request flow on the reverse address pair
+    /// whose consumed PSNs hold `psn`.
+    fn pair_by_psn(&mut self, y: u32, psn: Psn) {
+        let f = &self.flows[y as usize];
+        if f.peer.is_some() || f.cm_paired {
+            return;
+        }
+        let Some(cands) = self.requesters.get(&(f.key.dst, f.key.src)) else {
+            return;
+        };
+        let mut found = None;
+        for &x in cands {
+            let c = &self.flows[x as usize];
+            if x != y && c.peer.is_none() && !c.cm_paired && c.psn.has_consumed(psn) {
+                if found.is_some() {
+                    return; // ambiguous: never a guess
+                }
+                found = Some(x);
+            }
+        }
+        if let Some(x) = found {
+            self.pair(x, y);
+        }
+    }
+
+    fn response(&mut self, id: u32, ev: &PacketEvent, op: Operation, position: Position) {
+        let aeth_kind = ev.aeth.map(|(s, _)| s.kind());
+        let msn = ev.aeth.map_or(0, |(_, m)| m);
+        {
+            let f = &mut self.flows[id as usize];
+            match op {
+                Operation::ReadResponse => f.read_responses += 1,
+                Operation::AtomicAcknowledge => f.atomic_acks += 1,
+                _ => {}
+            }
+        }
+        let mut nak_for_run = false;
+        if op == Operation::Acknowledge {
+            let (kind, detail) = match aeth_kind {
+                Some(AethKind::Ack { .. }) => {
+                    self.flows[id as usize].acks += 1;
+                    (None, Detail::None)
+                }
+                Some(AethKind::RnrNak { timer_code }) => {
+                    self.flows[id as usize].naks.rnr += 1;
+                    nak_for_run = true;
+                    (
+                        Some(Kind::NakRnr),
+                        Detail::Nak {
+                            msn,
+                            rnr_us: Some(rnr_timer_us(timer_code)),
+                        },
+                    )
+                }
+                Some(AethKind::Nak(code)) => {
+                    let naks = &mut self.flows[id as usize].naks;
+                    let kind = match code {
+                        NakCode::PSN_SEQUENCE_ERROR => {
+                            naks.psn_seq_err += 1;
+                            nak_for_run = true;
+                            Some(Kind::NakPsnSeqErr)
+                        }
+                        NakCode::INVALID_REQUEST => {
+                            naks.invalid_request += 1;
+                            Some(Kind::NakInvalidRequest)
+                        }
+                        NakCode::REMOTE_ACCESS_ERROR => {
+                            naks.remote_access += 1;
+                            Some(Kind::NakRemoteAccess)
+                        }
+                        NakCode::REMOTE_OPERATIONAL_ERROR => {
+                            naks.remote_op += 1;
+                            Some(Kind::NakRemoteOp)
+                        }
+                        NakCode::INVALID_RD_REQUEST => {
+                            naks.invalid_rd += 1;
+                            Some(Kind::NakInvalidRd)
+                        }
+                        _ => None,
+                    };
+                    (kind, Detail::Nak { msn, rnr_us: None })
+                }
+                Some(AethKind::Reserved) | None => (None, Detail::None),
+            };
+            if let Some(kind) = kind {
+                self.event(ev.frame, ev.time_ns, kind, Some(id), Some(ev.psn), detail);
+            }
+        }
+        // Pairing by PSN agreement takes effect from this response.
+        self.pair_by_psn(id, ev.psn);
+        let Some(x) = self.flows[id as usize].peer else {
+            return;
+        };
+        let acknowledges = matches!(aeth_kind, Some(AethKind::Ack { .. }));
+        let pmtu = self.conn_pmtu(x);
+        let req = &mut self.flows[x as usize];
+        if acknowledges {
+            req.latency.ack(ev.psn, ev.time_ns);
+        }
+        if nak_for_run {
+            req.psn.on_nak(ev.psn);
+        }
+        if op == Operation::ReadResponse {
+            for t in &mut req.reads {
+                t.offer(ev.psn);
+            }
+            if position.ends_message() {
+                req.psn
+                    .on_read_response_end_into(ev.psn, pmtu, &mut self.scratch);
+                Self::apply_out(&mut self.flows, &mut self.events, x, &mut self.scratch);
+            }
+            let req = &mut self.flows[x as usize];
+            while req.reads.front().is_some_and(ReadTrack::complete) {
+                req.reads.pop_front();
+            }
+        }
+    }
+
+    /// A CM message on QP1 from `src` to `dst`.
+    pub fn cm(&mut self, src: IpAddr, dst: IpAddr, msg: &CmMessage) {
+        match msg.attribute {
+            CmAttribute::CONNECT_REQUEST => {
+                let Some(qpn) = msg.local_qpn else { return };
+                if self.cm_reqs.len() >= CM_PENDING_MAX {
+                    return;
+                }
+                let pmtu = msg.path_mtu.map(u32::from);
+                self.cm_reqs.insert(
+                    (src, dst, msg.local_comm_id),
+                    CmReq {
+                        src,
+                        dst,
+                        qpn: qpn.value(),
+                        pmtu,
+                    },
+                );
+            }
+            CmAttribute::CONNECT_REPLY => {
+                let Some(qp_b) = msg.local_qpn else { return };
+                let Some(req) = self.cm_reqs.get(&(dst, src, msg.remote_comm_id)).copied() else {
+                    return;
+                };
+                // A = requester (req.src), B = replier (src)
+                let ab = FlowKey {
+                    src: req.src,
+                    dst: req.dst,
+                    dest_qp: qp_b.value(),
+                };
+                let ba = FlowKey {
+                    src: req.dst,
+                    dst: req.src,
+                    dest_qp: req.qpn,
+                };
+                self.cm_pairs.insert(ab, (ba, req.pmtu));
+                self.cm_pairs.insert(ba, (ab, req.pmtu));
+                let a = self.index.get(&ab).copied();
+                let b = self.index.get(&ba).copied();
+                for id in [a, b].into_iter().flatten() {
+                    let f = &mut self.flows[id as usize];
+                    if f.peer.is_none() {
+                        f.cm_paired = true;
+                        f.pmtu_cm = req.pmtu;
+                    }
+                }
+                if let (Some(a), Some(b)) = (a, b) {
+                    self.pair(a, b);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// End of the capture: settle what is open, close holes and READs, PFC periods.
+    pub fn finish(mut self) -> Replay {
+        if !self.finished {
+            self.finished = true;
+            for id in 0..self.flows.len() {
+                let id32 = u32::try_from(id).unwrap_or(u32::MAX);
+                let pmtu = self.conn_pmtu(id32);
+                let out = self.flows[id].psn.finish(pmtu);
+                let mut out = out;
+                Self::apply_out(&mut self.flows, &mut self.events, id32, &mut out);
+                let f = &mut self.flows[id];
+                let reads = std::mem::take(&mut f.reads);
+                for mut t in reads {
+                    if t.n.is_none() {
+                        t.n = Some(read_count(t.dmalen, pmtu.unwrap_or(DEFAULT_PMTU)));
+                    }
+                    if t.complete() {
+                        continue;
+                    }
+                    let n = t.n.unwrap_or(1);
+                    let f = &mut self.flows[id];
+                    if t.any() {
+                        f.read_response_gaps += 1;
+                        let detail = Detail::ReadGap {
+                            n,
+                            missing: t.missing_text(),
+                        };
+                        self.events.push(Finding {
+                            frame: t.frame,
+                            time_ns: t.time_ns,
+                            kind: Kind::ReadResponseGap,
+                            flow: Some(id32),
+                            psn: Some(t.psn),
+                            detail,
+                        });
+                    } else {
+                        f.unanswered_reads += 1;
+                        self.events.push(Finding {
+                            frame: t.frame,
+                            time_ns: t.time_ns,
+                            kind: Kind::UnansweredRead,
+                            flow: Some(id32),
+                            psn: Some(t.psn),
+                            detail: Detail::Unanswered { n },
+                        });
+                    }
+                }
+            }
+            for id in 0..self.flows.len() {
+                if let Some(p) = self.flows[id].peer {
+                    self.flows[id].throttled_by_cnps = self.flows[p as usize].cnps;
+                }
+            }
+            let mut out = Vec::new();
+            self.pfc
+                .finish(self.capture.last_time_ns.unwrap_or(0), &mut out);
+            self.events.append(&mut out);
+        }
+        self.events.sort_by_key(|e| e.frame);
+        let pfc = self.pfc.rows().into_iter().cloned().collect();
+        Replay {
+            capture: self.capture,
+            flows: self.flows,
+            pfc,
+            events: self.events,
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! [`PacketEvent`]: the owned summary of one RoCE frame that the engine steps on, so engine
+//! state never borrows capture buffers (style.md §2.6).
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use rocescope_dissectors::ib::aeth::Syndrome;
+use rocescope_dissectors::icrc::IcrcStatus;
+use rocescope_dissectors::stack::{Network, RoceVersion};
+use rocescope_dissectors::{Opcode, OpcodeInfo, Operation, Position, Psn};
+
+use crate::dissect::FrameView;
+
+/// The ICRC verdict of one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Icrc {
+    Valid,
+    Invalid {
+        expected: u32,
+        found: u32,
+    },
+    /// Cut short, malformed, or not present.
+    NotVerifiable,
+}
+
+/// Directional flow key: `(src address, dst address, BTH.DestQP)`; addresses are GIDs for
+/// RoCEv1. No UDP source port (ECMP entropy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowKey {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub dest_qp: u32,
+}
+
+impl FlowKey {
+    /// The same address pair the other way round, towards `dest_qp`.
+    #[must_use]
+    pub fn reverse(&self, dest_qp: u32) -> FlowKey {
+        FlowKey {
+            src: self.dst,
+            dst: self.src,
+            dest_qp,
+        }
+    }
+}
+
+/// Owned summary of one RoCE frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketEvent {
+    pub frame: u64,
+    pub time_ns: u64,
+    /// Bytes on the wire (original length).
+    pub len: u32,
+    pub key: FlowKey,
+    pub version: RoceVersion,
+    pub opcode: Opcode,
+    /// `None` for reserved, unknown and vendor opcodes.
+    pub info: Option<&'static OpcodeInfo>,
+    pub psn: Psn,
+    pub ack_req: bool,
+    /// AETH syndrome and MSN, when the opcode carries an AETH that was captured.
+    pub aeth: Option<(Syndrome, u32)>,
+    /// RETH DMA length, when captured.
+    pub dmalen: Option<u32>,
+    /// Payload bytes according to the length fields (whatever was captured).
+    pub payload_len: u32,
+    /// IP ECN bits (0 for RoCEv1).
+    pub ecn: u8,
+    pub icrc: Icrc,
+    pub malformed: bool,
+    pub truncated: bool,
+}
+
+impl PacketEvent {
+    /// A hand-built packet (tests): valid ICRC, no AETH/RETH, 100 bytes, IPv4 `10.0.0.1 → .2`
+    /// unless changed.
+    #[must_use]
+    pub fn new(frame: u64, opcode: Opcode, dest_qp: u32, psn: u32) -> PacketEvent {
+        PacketEvent {
+            frame,
+            time_ns: frame * 1000,
+            len: 100,
+            key: FlowKey {
+                src: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+                dst: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+                dest_qp,
+            },
+            version: RoceVersion::V2,
+            opcode,
+            info: opcode.info(),
+            psn: Psn::new_masked(psn),
+            ack_req: false,
+            aeth: None,
+            dmalen: None,
+            payload_len: 0,
+            ecn: 0,
+            icrc: Icrc::Valid,
+            malformed: false,
+            truncated: false,
+        }
+    }
+
+    /// The same packet travelling the other way (responses, CNPs in tests).
+    #[must_use]
+    pub fn reversed(mut self) -> PacketEvent {
+        std::mem::swap(&mut self.key.src, &mut self.key.dst);
+        self
+    }
+
+    #[must_use]
+    pub fn operation(&self) -> Option<Operation> {
+        self.info.map(|i| i.operation)
+    }
+
+    #[must_use]
+    pub fn position(&self) -> Option<Position> {
+        self.info.map(|i| i.position)
+    }
+
+    /// Summarise a dissected frame; `None` when it carries no BTH or no addresses.
+    #[must_use]
+    pub fn from_view(view: &FrameView<'_>) -> Option<PacketEvent> {
+        let d = view.dissected.as_ref()?;
+        let roce = d.roce.as_ref()?;
+        let (src, dst, ecn) = match d.network.as_ref()? {
+            Network::Ipv4(ip) => (
+                IpAddr::V4(ip.src_addr()),
+                IpAddr::V4(ip.dst_addr()),
+                ip.ecn(),
+            ),
+            Network::Ipv6(ip) => (
+                IpAddr::V6(ip.src_addr()),
+                IpAddr::V6(ip.dst_addr()),
+                ip.ecn(),
+            ),
+            Network::Grh(grh) => (IpAddr::V6(grh.sgid()), IpAddr::V6(grh.dgid()), 0),
+            Network::MacControl(_) => return None,
+        };
+        let opcode = roce.opcode();
+        let info = roce.info;
+        // §6.5: an unknown opcode on a known transport is malformed.
+        let unknown_on_known = info.is_none()
+            && matches!(
+                opcode.transport(),
+                rocescope_dissectors::Transport::Rc
+                    | rocescope_dissectors::Transport::Uc
+                    | rocescope_dissectors::Transport::Rd
+                    | rocescope_dissectors::Transport::Ud
+                    | rocescope_dissectors::Transport::Xrc
+            );
+        let malformed = view.malformed || unknown_on_known;
+        let icrc = if view.truncated || malformed {
+            Icrc::NotVerifiable
+        } else {
+            match roce.icrc_status() {
+                IcrcStatus::Valid => Icrc::Valid,
+                IcrcStatus::Invalid { expected, found } => Icrc::Invalid { expected, found },
+                IcrcStatus::NotVerifiable => Icrc::NotVerifiable,
+            }
+        };
+        Some(PacketEvent {
+            frame: view.frame.number,
+            time_ns: view.frame.time_ns,
+            len: view.frame.orig_len,
+            key: FlowKey {
+                src,
+                dst,
+                dest_qp: roce.bth.dest_qp().value(),
+            },
+            version: roce.version,
+            opcode,
+            info,
+            psn: roce.bth.psn(),
+            ack_req: roce.bth.ack_req(),
+            aeth: roce.exts.aeth().map(|a| (a.syndrome(), a.msn())),
+            dmalen: roce.exts.reth().map(|r| r.dma_len()),
+            payload_len: u32::try_from(roce.payload_len).unwrap_or(u32::MAX),
+            ecn,
+            icrc,
+            malformed,
+            truncated: view.truncated,
+        })
+    }
+}

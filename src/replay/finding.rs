@@ -1,0 +1,293 @@
+//! What the replay engine reports: findings are data (style.md §2.4), never errors.
+
+use std::fmt;
+
+use rocescope_dissectors::Psn;
+
+/// Every event kind of interfaces.md §6.6 (the `tcp_bth_*` kinds of §7 are not produced yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    PsnGap,
+    OutOfOrder,
+    Duplicate,
+    Retransmission,
+    ImpliedTimeout,
+    NakPsnSeqErr,
+    NakRnr,
+    NakInvalidRequest,
+    NakRemoteAccess,
+    NakRemoteOp,
+    NakInvalidRd,
+    ReadResponseGap,
+    UnansweredRead,
+    EcnCe,
+    Cnp,
+    PfcPause,
+    PfcResume,
+    PfcStorm,
+    IcrcError,
+    Malformed,
+    Truncated,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 21] = [
+        Kind::PsnGap,
+        Kind::OutOfOrder,
+        Kind::Duplicate,
+        Kind::Retransmission,
+        Kind::ImpliedTimeout,
+        Kind::NakPsnSeqErr,
+        Kind::NakRnr,
+        Kind::NakInvalidRequest,
+        Kind::NakRemoteAccess,
+        Kind::NakRemoteOp,
+        Kind::NakInvalidRd,
+        Kind::ReadResponseGap,
+        Kind::UnansweredRead,
+        Kind::EcnCe,
+        Kind::Cnp,
+        Kind::PfcPause,
+        Kind::PfcResume,
+        Kind::PfcStorm,
+        Kind::IcrcError,
+        Kind::Malformed,
+        Kind::Truncated,
+    ];
+
+    /// The JSON `kind` string.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::PsnGap => "psn_gap",
+            Kind::OutOfOrder => "out_of_order",
+            Kind::Duplicate => "duplicate",
+            Kind::Retransmission => "retransmission",
+            Kind::ImpliedTimeout => "implied_timeout",
+            Kind::NakPsnSeqErr => "nak_psn_seq_err",
+            Kind::NakRnr => "nak_rnr",
+            Kind::NakInvalidRequest => "nak_invalid_request",
+            Kind::NakRemoteAccess => "nak_remote_access",
+            Kind::NakRemoteOp => "nak_remote_op",
+            Kind::NakInvalidRd => "nak_invalid_rd",
+            Kind::ReadResponseGap => "read_response_gap",
+            Kind::UnansweredRead => "unanswered_read",
+            Kind::EcnCe => "ecn_ce",
+            Kind::Cnp => "cnp",
+            Kind::PfcPause => "pfc_pause",
+            Kind::PfcResume => "pfc_resume",
+            Kind::PfcStorm => "pfc_storm",
+            Kind::IcrcError => "icrc_error",
+            Kind::Malformed => "malformed",
+            Kind::Truncated => "truncated",
+        }
+    }
+
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Structured detail of a finding, rendered to text only when a report is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Detail {
+    None,
+    /// A gap: `expected` was due, `missing` PSNs were skipped.
+    Gap {
+        expected: Psn,
+        missing: u32,
+    },
+    /// A retransmission that filled `filled` missing PSNs (lost and recovered), else a duplicate.
+    Retransmission {
+        filled: u32,
+    },
+    /// A late original filling `filled` missing PSNs.
+    Reorder {
+        filled: u32,
+    },
+    /// A go-back by timeout that starts at this packet.
+    Timeout,
+    /// A NAK (RNR timer in µs for an RNR NAK).
+    Nak {
+        msn: u32,
+        rnr_us: Option<u32>,
+    },
+    /// A READ request's missing response PSNs (listed in full) out of `n`.
+    ReadGap {
+        n: u32,
+        missing: String,
+    },
+    /// A READ request (`n` response PSNs expected) with no response at all.
+    Unanswered {
+        n: u32,
+    },
+    /// PFC pause/resume of one priority (quanta, time at the link speed).
+    Pfc {
+        priority: u8,
+        quanta: u16,
+        ns: u64,
+    },
+    /// A (source, priority) paused without a break for `ns`.
+    Storm {
+        src_mac: [u8; 6],
+        priority: u8,
+        ns: u64,
+        threshold_ns: u64,
+    },
+    /// Free text (dissector complaints, ICRC values).
+    Text(String),
+}
+
+/// One finding of the replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub frame: u64,
+    pub time_ns: u64,
+    pub kind: Kind,
+    /// Flow index (`None` for PFC and frames without a flow).
+    pub flow: Option<u32>,
+    pub psn: Option<Psn>,
+    pub detail: Detail,
+}
+
+fn fmt_ns(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
+    if ns >= 1_000_000_000 {
+        write!(f, "{}.{:03}s", ns / 1_000_000_000, (ns / 1_000_000) % 1000)
+    } else if ns >= 1_000_000 {
+        write!(f, "{}.{:03}ms", ns / 1_000_000, (ns / 1_000) % 1000)
+    } else if ns >= 1_000 {
+        write!(f, "{}.{}us", ns / 1_000, (ns / 100) % 10)
+    } else {
+        write!(f, "{ns}ns")
+    }
+}
+
+/// `12.345ms`-style duration text.
+pub struct Duration(pub u64);
+
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_ns(f, self.0)
+    }
+}
+
+impl fmt::Display for Detail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Detail::None => Ok(()),
+            Detail::Gap { expected, missing } => {
+                let last = expected.wrapping_add(missing.saturating_sub(1));
+                if *missing == 1 {
+                    write!(f, "expected PSN {expected}: 1 PSN missing ({expected})")
+                } else {
+                    write!(
+                        f,
+                        "expected PSN {expected}: {missing} PSNs missing ({expected}-{last})"
+                    )
+                }
+            }
+            Detail::Retransmission { filled: 0 } => f.write_str("resent, already seen (duplicate)"),
+            Detail::Retransmission { filled } => {
+                write!(f, "resent, fills {filled} missing PSN(s) (lost)")
+            }
+            Detail::Reorder { filled } => write!(f, "late original, fills {filled} missing PSN(s)"),
+            Detail::Timeout => f.write_str("go-back with no NAK: local ACK timeout"),
+            Detail::Nak {
+                msn,
+                rnr_us: Some(us),
+            } => {
+                write!(f, "MSN={msn} RNR timer ")?;
+                fmt_ns(f, u64::from(*us) * 1000)
+            }
+            Detail::Nak { msn, rnr_us: None } => write!(f, "MSN={msn}"),
+            Detail::ReadGap { n, missing } => {
+                write!(f, "{n} response PSN(s) expected, missing: {missing}")
+            }
+            Detail::Unanswered { n } => write!(f, "{n} response PSN(s) expected, none seen"),
+            Detail::Pfc {
+                priority,
+                quanta: 0,
+                ..
+            } => write!(f, "p{priority} resume"),
+            Detail::Pfc {
+                priority,
+                quanta,
+                ns,
+            } => {
+                write!(f, "p{priority} {quanta} quanta (")?;
+                fmt_ns(f, *ns)?;
+                f.write_str(")")
+            }
+            Detail::Storm {
+                src_mac,
+                priority,
+                ns,
+                threshold_ns,
+            } => {
+                let m = src_mac;
+                write!(
+                    f,
+                    "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} p{priority} paused ",
+                    m[0], m[1], m[2], m[3], m[4], m[5]
+                )?;
+                fmt_ns(f, *ns)?;
+                f.write_str(" without a break (storm threshold ")?;
+                fmt_ns(f, *threshold_ns)?;
+                f.write_str(")")
+            }
+            Detail::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Findings of one step: a fixed array, so stepping never allocates.
+#[derive(Debug, Clone, Default)]
+pub struct Findings {
+    items: [Option<Finding>; 4],
+    len: usize,
+}
+
+impl Findings {
+    #[must_use]
+    pub fn new() -> Self {
+        Findings::default()
+    }
+
+    /// Add one (a step makes at most four: a settled READ, a held decision with its
+    /// timeout, and the packet itself; a fifth would be a bug and is dropped).
+    pub fn push(&mut self, f: Finding) {
+        if let Some(slot) = self.items.get_mut(self.len) {
+            *slot = Some(f);
+            self.len += 1;
+        } else {
+            debug_assert!(false, "more than four findings in one step");
+        }
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Finding> {
+        self.items[..self.len].iter().flatten()
+    }
+
+    pub fn drain(&mut self) -> impl Iterator<Item = Finding> + '_ {
+        let n = self.len;
+        self.len = 0;
+        self.items[..n].iter_mut().filter_map(Option::take)
+    }
+}

@@ -1,0 +1,287 @@
+//! One flow's counters and state (§6.1–§6.5), and the READ response tracker of §6.3.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+
+use rocescope_dissectors::{Psn, Transport};
+
+use super::event::FlowKey;
+use super::latency::Latency;
+use super::psn::{PMTUS, PsnStream, read_count};
+
+/// NAK counters per kind (§6.3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Naks {
+    pub psn_seq_err: u64,
+    pub rnr: u64,
+    pub invalid_request: u64,
+    pub remote_access: u64,
+    pub remote_op: u64,
+    pub invalid_rd: u64,
+}
+
+impl Naks {
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.psn_seq_err
+            + self.rnr
+            + self.invalid_request
+            + self.remote_access
+            + self.remote_op
+            + self.invalid_rd
+    }
+}
+
+/// One READ request waiting for its response PSNs `psn … psn+n-1`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadTrack {
+    pub psn: Psn,
+    /// Settled count (`None` while open).
+    pub n: Option<u32>,
+    pub dmalen: u32,
+    pub frame: u64,
+    pub time_ns: u64,
+    /// Offsets `0..prefix` were received.
+    prefix: u32,
+    /// Further received offsets, as sorted disjoint half-open ranges (empty, and not
+    /// allocated, while responses come in order).
+    rest: Vec<(u32, u32)>,
+}
+
+impl ReadTrack {
+    #[must_use]
+    pub fn new(psn: Psn, n: Option<u32>, dmalen: u32, frame: u64, time_ns: u64) -> Self {
+        ReadTrack {
+            psn,
+            n,
+            dmalen,
+            frame,
+            time_ns,
+            prefix: 0,
+            rest: Vec::new(),
+        }
+    }
+
+    /// Most response PSNs this READ can have (its count, else the count at the smallest PMTU).
+    fn span(&self) -> u32 {
+        self.n.unwrap_or_else(|| read_count(self.dmalen, PMTUS[0]))
+    }
+
+    /// The response at `psn` belongs to this READ: record it. False when it lies outside.
+    pub fn offer(&mut self, psn: Psn) -> bool {
+        let Ok(off) = u32::try_from(psn.distance(self.psn)) else {
+            return false;
+        };
+        if off >= self.span() {
+            return false;
+        }
+        if off < self.prefix {
+            return true;
+        }
+        if off == self.prefix {
+            self.prefix += 1;
+            while let Some(&(s, e)) = self.rest.first() {
+                if s > self.prefix {
+                    break;
+                }
+                self.prefix = self.prefix.max(e);
+                self.rest.remove(0);
+            }
+            return true;
+        }
+        // out of order: insert into `rest`
+        let i = self.rest.partition_point(|&(_, e)| e < off);
+        match self.rest.get_mut(i) {
+            Some(r) if r.0 <= off && off < r.1 => {}
+            Some(r) if r.0 == off + 1 => r.0 = off,
+            Some(r) if r.1 == off => {
+                r.1 = off + 1;
+                if let Some(&(s, e)) = self.rest.get(i + 1) {
+                    if s == off + 1 {
+                        self.rest[i].1 = e;
+                        self.rest.remove(i + 1);
+                    }
+                }
+            }
+            _ => self.rest.insert(i, (off, off + 1)),
+        }
+        true
+    }
+
+    #[must_use]
+    pub fn any(&self) -> bool {
+        self.prefix > 0 || !self.rest.is_empty()
+    }
+
+    #[must_use]
+    pub fn complete(&self) -> bool {
+        self.n.is_some_and(|n| self.prefix >= n)
+    }
+
+    /// The missing response PSNs, as `a-b, c` text.
+    #[must_use]
+    pub fn missing_text(&self) -> String {
+        let n = self.span();
+        let mut out = String::new();
+        let mut add = |a: u32, b: u32| {
+            if a >= b {
+                return;
+            }
+            if !out.is_empty() {
+                out.push_str(", ");
+            }
+            let first = self.psn.wrapping_add(a);
+            let last = self.psn.wrapping_add(b - 1);
+            if a + 1 == b {
+                let _ = write!(out, "{first}");
+            } else {
+                let _ = write!(out, "{first}-{last}");
+            }
+        };
+        let mut at = self.prefix;
+        for &(s, e) in &self.rest {
+            add(at, s.min(n));
+            at = e;
+        }
+        add(at, n);
+        out
+    }
+}
+
+/// One directional flow.
+#[derive(Debug, Clone)]
+pub struct Flow {
+    pub id: u32,
+    pub key: FlowKey,
+    /// Transport of the first request/response opcode.
+    pub transport: Option<Transport>,
+    /// Transport bits of the first opcode of any kind (for flows of unknown opcodes only).
+    pub any_transport: Option<Transport>,
+    pub has_cnp: bool,
+    pub peer: Option<u32>,
+    /// Its key was paired by a captured CM exchange (PSN agreement leaves it alone).
+    pub cm_paired: bool,
+    pub frames: u64,
+    pub bytes: u64,
+    pub payload_bytes: u64,
+    /// RC/UC/XRC request sequencing.
+    pub psn: PsnStream,
+    /// UD/RD requests: counted, not sequenced.
+    pub unseq_messages: u64,
+    pub unseq_first: Option<Psn>,
+    pub unseq_last: Option<Psn>,
+    pub acks: u64,
+    pub read_responses: u64,
+    pub atomic_acks: u64,
+    pub naks: Naks,
+    pub read_response_gaps: u64,
+    pub unanswered_reads: u64,
+    pub ecn_ce: u64,
+    pub cnps: u64,
+    pub throttled_by_cnps: u64,
+    pub icrc_errors: u64,
+    pub latency: Latency,
+    pub reads: VecDeque<ReadTrack>,
+    /// PMTU from the CM exchange.
+    pub pmtu_cm: Option<u32>,
+    /// Largest FIRST/MIDDLE request payload and PMTUs settled by rules 2–3 (0: none).
+    pub pmtu_seen: u32,
+}
+
+impl Flow {
+    #[must_use]
+    pub fn new(id: u32, key: FlowKey) -> Self {
+        Flow {
+            id,
+            key,
+            transport: None,
+            any_transport: None,
+            has_cnp: false,
+            peer: None,
+            cm_paired: false,
+            frames: 0,
+            bytes: 0,
+            payload_bytes: 0,
+            psn: PsnStream::new(),
+            unseq_messages: 0,
+            unseq_first: None,
+            unseq_last: None,
+            acks: 0,
+            read_responses: 0,
+            atomic_acks: 0,
+            naks: Naks::default(),
+            read_response_gaps: 0,
+            unanswered_reads: 0,
+            ecn_ce: 0,
+            cnps: 0,
+            throttled_by_cnps: 0,
+            icrc_errors: 0,
+            latency: Latency::default(),
+            reads: VecDeque::new(),
+            pmtu_cm: None,
+            pmtu_seen: 0,
+        }
+    }
+
+    /// `RC`, `UC`, `RD`, `UD`, `XRC`; `CNP` for a flow of CNPs only.
+    #[must_use]
+    pub fn transport_name(&self) -> &'static str {
+        match (self.transport, self.has_cnp, self.any_transport) {
+            (Some(t), _, _) => t.name(),
+            (None, true, _) => "CNP",
+            (None, false, Some(t)) => t.name(),
+            (None, false, None) => "UNKNOWN",
+        }
+    }
+
+    #[must_use]
+    pub fn messages(&self) -> u64 {
+        self.psn.counters.messages + self.unseq_messages
+    }
+
+    #[must_use]
+    pub fn first_psn(&self) -> Option<Psn> {
+        self.psn.first_psn().or(self.unseq_first)
+    }
+
+    #[must_use]
+    pub fn last_psn(&self) -> Option<Psn> {
+        self.psn.last_psn().or(self.unseq_last)
+    }
+
+    /// A UD/RD request packet: counted, not sequenced.
+    pub fn unsequenced(&mut self, psn: Psn, ends_message: bool) {
+        if ends_message {
+            self.unseq_messages += 1;
+        }
+        if self.unseq_first.is_none() {
+            self.unseq_first = Some(psn);
+        }
+        self.unseq_last = Some(match self.unseq_last {
+            Some(last) if last.distance(psn) >= 0 => last,
+            _ => psn,
+        });
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn read_track_ranges() {
+        let mut t = ReadTrack::new(Psn::new_masked(100), Some(6), 6000, 1, 0);
+        assert!(!t.any());
+        assert!(t.offer(Psn::new_masked(100)));
+        assert!(t.offer(Psn::new_masked(103)));
+        assert!(t.offer(Psn::new_masked(102)));
+        assert!(!t.offer(Psn::new_masked(106)));
+        assert!(!t.offer(Psn::new_masked(99)));
+        assert_eq!(t.missing_text(), "101, 104-105");
+        assert!(t.offer(Psn::new_masked(101)));
+        assert_eq!(t.missing_text(), "104-105");
+        assert!(t.offer(Psn::new_masked(105)) && t.offer(Psn::new_masked(104)));
+        assert!(t.complete());
+        assert_eq!(t.missing_text(), "");
+    }
+}

@@ -1,0 +1,1132 @@
+//! Inspector state: the frame index, the selection, the field tree, filters and the replay.
+//!
+//! [`App::apply`] is the only way state changes from input; worker results come in through
+//! [`App::pump`] / [`App::wait_idle`]. Nothing here draws or touches the terminal.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use ratatui::layout::{Position, Rect};
+use rocescope_dissectors::pretty::{Value, Visitor, visit};
+use rocescope_dissectors::stack::Options;
+
+use super::InspectConfig;
+use super::ui;
+use super::worker::{self, ReplayData, Update, WorkerCfg};
+use crate::capture::index::{FrameFile, IndexEntry};
+use crate::dissect::FrameView;
+use crate::dissect::text::{Summarizer, Summary, rel_time};
+use crate::filter::{Filter, FilterError};
+use crate::replay::{Finding, Kind};
+
+/// The screens of the inspector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Frames,
+    Flows,
+    Events,
+    Psn,
+    Pfc,
+}
+
+impl View {
+    pub const ALL: [View; 5] = [
+        View::Frames,
+        View::Flows,
+        View::Events,
+        View::Psn,
+        View::Pfc,
+    ];
+
+    #[must_use]
+    pub fn title(self) -> &'static str {
+        match self {
+            View::Frames => "Frames",
+            View::Flows => "Flows",
+            View::Events => "Events",
+            View::Psn => "PSN chart",
+            View::Pfc => "PFC timeline",
+        }
+    }
+}
+
+/// Which pane of the frames screen takes the arrow keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    List,
+    Tree,
+}
+
+/// What keys mean right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    /// Typing in the filter bar.
+    Filter,
+    Help,
+}
+
+/// `f`: the list shows matching frames only; `/`: matches are found with `n`/`N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterKind {
+    Display,
+    Search,
+}
+
+/// Everything the user can ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    /// Enter: expand/collapse in the tree, filter to a flow, jump to an event's frame.
+    Enter,
+    Expand,
+    Collapse,
+    NextPane,
+    Show(View),
+    OpenFilter(FilterKind),
+    FilterChar(char),
+    FilterBackspace,
+    FilterLeft,
+    FilterRight,
+    FilterSubmit,
+    FilterCancel,
+    /// Esc in normal mode: drop the display filter and the search.
+    ClearFilter,
+    NextMatch,
+    PrevMatch,
+    Help,
+    CloseHelp,
+    Click {
+        column: u16,
+        row: u16,
+    },
+    ScrollUp {
+        column: u16,
+        row: u16,
+    },
+    ScrollDown {
+        column: u16,
+        row: u16,
+    },
+    Resize {
+        width: u16,
+        height: u16,
+    },
+}
+
+/// One line of the field tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeNode {
+    pub depth: u16,
+    pub text: String,
+    /// Bytes of the frame (offsets into the captured data).
+    pub range: Range<usize>,
+    pub group: bool,
+    /// Stable name across frames, for the collapsed set.
+    pub path: String,
+}
+
+/// The selected frame, decoded.
+#[derive(Debug, Clone)]
+pub struct Detail {
+    pub number: u64,
+    pub bytes: Vec<u8>,
+    pub nodes: Vec<TreeNode>,
+}
+
+/// A filter being applied, with the frames it matched so far.
+#[derive(Debug)]
+pub struct Active {
+    pub text: String,
+    pub generation: u64,
+    /// Matching frame numbers, ascending.
+    pub matches: Vec<u64>,
+    pub done: bool,
+    stop: Arc<AtomicBool>,
+}
+
+/// The replay's results as the views need them.
+#[derive(Debug)]
+pub enum ReplayState {
+    Running { frames: u64 },
+    Done(Box<ReplayData>),
+    Failed(String),
+}
+
+/// The inspector.
+#[derive(Debug)]
+pub struct App {
+    pub name: String,
+    pub file: Option<FrameFile>,
+    pub index: Vec<IndexEntry>,
+    pub index_done: bool,
+    /// Opening or indexing problem, shown in the status line.
+    pub error: Option<String>,
+    pub roce_ports: Vec<u16>,
+    pub summarizer: Summarizer,
+    pub view: View,
+    pub focus: Focus,
+    pub mode: Mode,
+    pub size: (u16, u16),
+    /// Selected row of the frame list, and its first visible row.
+    pub sel: usize,
+    pub top: usize,
+    /// `G` pressed while indexing: follow the end.
+    follow_end: bool,
+    /// A frame to select once it is indexed / matched.
+    pending_frame: Option<u64>,
+    pub detail: Option<Detail>,
+    pub collapsed: HashSet<String>,
+    /// Selected line among the visible tree lines.
+    pub tree_sel: usize,
+    pub filter_kind: FilterKind,
+    pub filter_input: String,
+    /// Cursor in characters.
+    pub filter_cursor: usize,
+    pub filter_error: Option<FilterError>,
+    pub display: Option<Active>,
+    pub search: Option<Active>,
+    pub replay: ReplayState,
+    pub flow_sel: usize,
+    pub event_sel: usize,
+    pub should_quit: bool,
+    /// A one-line message for the status bar.
+    pub notice: Option<String>,
+    generation: u64,
+    cfg: WorkerCfg,
+    tx: Sender<Update>,
+    rx: Receiver<Update>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for a in [&self.display, &self.search].into_iter().flatten() {
+            a.stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+impl App {
+    /// Opens the capture and starts the index and replay workers. Never fails: a capture that
+    /// cannot be read is an error line in the UI.
+    #[must_use]
+    pub fn open(cfg: &InspectConfig) -> App {
+        let (tx, rx) = mpsc::channel();
+        let wcfg = WorkerCfg {
+            path: cfg.capture.clone(),
+            roce_ports: cfg.roce_ports.clone(),
+            link_bps: cfg.link_bps,
+        };
+        let name = cfg.capture.file_name().map_or_else(
+            || cfg.capture.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let (file, error) = match FrameFile::open(&cfg.capture) {
+            Ok(f) => (Some(f), None),
+            Err(e) => (None, Some(format!("{}: {e}", cfg.capture.display()))),
+        };
+        let mut app = App {
+            name,
+            file,
+            index: Vec::new(),
+            index_done: false,
+            error,
+            roce_ports: cfg.roce_ports.clone(),
+            summarizer: Summarizer::new(cfg.link_bps),
+            view: View::Frames,
+            focus: Focus::List,
+            mode: Mode::Normal,
+            size: (120, 40),
+            sel: 0,
+            top: 0,
+            follow_end: false,
+            pending_frame: None,
+            detail: None,
+            collapsed: HashSet::new(),
+            tree_sel: 0,
+            filter_kind: FilterKind::Display,
+            filter_input: String::new(),
+            filter_cursor: 0,
+            filter_error: None,
+            display: None,
+            search: None,
+            replay: ReplayState::Running { frames: 0 },
+            flow_sel: 0,
+            event_sel: 0,
+            should_quit: false,
+            notice: None,
+            generation: 0,
+            cfg: wcfg,
+            tx,
+            rx,
+            stop,
+        };
+        if app.file.is_some() {
+            worker::spawn_index(&app.cfg, app.tx.clone(), Arc::clone(&app.stop));
+            worker::spawn_replay(&app.cfg, app.tx.clone(), Arc::clone(&app.stop));
+        } else {
+            app.index_done = true;
+            app.replay = ReplayState::Failed("capture not readable".into());
+        }
+        if let Some(f) = &cfg.filter {
+            app.filter_kind = FilterKind::Display;
+            app.filter_input.clone_from(f);
+            app.filter_cursor = f.chars().count();
+            app.submit_filter();
+        }
+        app
+    }
+
+    // ---- workers -------------------------------------------------------------------------
+
+    /// Applies every worker update that has arrived; true when something changed.
+    pub fn pump(&mut self) -> bool {
+        let mut changed = false;
+        while let Ok(u) = self.rx.try_recv() {
+            self.update(u);
+            changed = true;
+        }
+        changed
+    }
+
+    /// Blocks until the index, the replay and the filters are complete (or `timeout`).
+    pub fn wait_idle(&mut self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while !self.idle() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(u) => self.update(u),
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return,
+            }
+        }
+        self.pump();
+    }
+
+    /// Nothing is running in the background.
+    #[must_use]
+    pub fn idle(&self) -> bool {
+        self.index_done
+            && !matches!(self.replay, ReplayState::Running { .. })
+            && self.display.as_ref().is_none_or(|a| a.done)
+            && self.search.as_ref().is_none_or(|a| a.done)
+    }
+
+    /// Applies one worker message.
+    pub fn update(&mut self, u: Update) {
+        match u {
+            Update::Indexed(mut chunk) => {
+                self.index.append(&mut chunk);
+            }
+            Update::IndexDone(err) => {
+                self.index_done = true;
+                if let Some(e) = err {
+                    self.error = Some(e);
+                }
+            }
+            Update::ReplayProgress(frames) => self.replay = ReplayState::Running { frames },
+            Update::ReplayDone(Ok(data)) => self.replay = ReplayState::Done(data),
+            Update::ReplayDone(Err(e)) => self.replay = ReplayState::Failed(e),
+            Update::Matches { generation, frames } => {
+                for a in [&mut self.display, &mut self.search].into_iter().flatten() {
+                    if a.generation == generation {
+                        a.matches.extend_from_slice(&frames);
+                    }
+                }
+            }
+            Update::MatchesDone { generation } => {
+                for a in [&mut self.display, &mut self.search].into_iter().flatten() {
+                    if a.generation == generation {
+                        a.done = true;
+                    }
+                }
+            }
+        }
+        self.settle();
+    }
+
+    /// Brings the selection in line with what is known now (new rows, pending jumps).
+    fn settle(&mut self) {
+        if let Some(n) = self.pending_frame {
+            if let Some(row) = self.row_of_frame(n) {
+                self.pending_frame = None;
+                self.select_row(row);
+            }
+        }
+        if self.follow_end {
+            let rows = self.row_count();
+            if rows > 0 {
+                self.select_row(rows - 1);
+            }
+            if self.rows_complete() {
+                self.follow_end = false;
+            }
+        }
+        let rows = self.row_count();
+        if rows > 0 && self.sel >= rows {
+            self.sel = rows - 1;
+        }
+        self.scroll_to_sel();
+        self.load_detail();
+    }
+
+    // ---- the frame list ------------------------------------------------------------------
+
+    /// Rows of the frame list (all frames, or the display filter's matches).
+    #[must_use]
+    pub fn row_count(&self) -> usize {
+        match &self.display {
+            Some(a) => a.matches.len(),
+            None => self.index.len(),
+        }
+    }
+
+    /// All rows are known (index or filter scan complete).
+    #[must_use]
+    pub fn rows_complete(&self) -> bool {
+        match &self.display {
+            Some(a) => a.done,
+            None => self.index_done,
+        }
+    }
+
+    /// Frame number of a list row, when indexed.
+    #[must_use]
+    pub fn row_frame(&self, row: usize) -> Option<u64> {
+        let n = match &self.display {
+            Some(a) => *a.matches.get(row)?,
+            None => row as u64 + 1,
+        };
+        (n >= 1 && n as usize <= self.index.len()).then_some(n)
+    }
+
+    fn row_of_frame(&self, number: u64) -> Option<usize> {
+        if number == 0 || number as usize > self.index.len() {
+            return None;
+        }
+        match &self.display {
+            Some(a) => a.matches.binary_search(&number).ok(),
+            None => Some(number as usize - 1),
+        }
+    }
+
+    /// Visible rows of the frame list.
+    #[must_use]
+    pub fn list_height(&self) -> usize {
+        let a = ui::layout(self, Rect::new(0, 0, self.size.0, self.size.1));
+        usize::from(a.list.height.saturating_sub(3)).max(1)
+    }
+
+    fn select_row(&mut self, row: usize) {
+        let rows = self.row_count();
+        self.sel = if rows == 0 { 0 } else { row.min(rows - 1) };
+        self.scroll_to_sel();
+        self.load_detail();
+    }
+
+    fn scroll_to_sel(&mut self) {
+        let h = self.list_height();
+        if self.sel < self.top {
+            self.top = self.sel;
+        } else if self.sel >= self.top + h {
+            self.top = self.sel + 1 - h;
+        }
+    }
+
+    /// The frame with number `number` read and dissected, handed to `f`.
+    pub fn with_frame<R>(&self, number: u64, f: impl FnOnce(&FrameView<'_>) -> R) -> Option<R> {
+        let file = self.file.as_ref()?;
+        let entry = self
+            .index
+            .get(usize::try_from(number).ok()?.checked_sub(1)?)?;
+        let mut buf = Vec::new();
+        file.read(entry, &mut buf).ok()?;
+        let first = self.index.first().map_or(0, |e| e.time_ns);
+        let options = Options {
+            roce_ports: &self.roce_ports,
+        };
+        let view = FrameView::new(entry.frame(number, &buf), &options, first);
+        Some(f(&view))
+    }
+
+    /// The list columns of one frame: number, time, source, destination, protocol, length,
+    /// info and the analysis marks.
+    #[must_use]
+    pub fn row_text(&self, number: u64) -> Option<RowText> {
+        self.with_frame(number, |view| {
+            let mut s = Summary::default();
+            self.summarizer.summarize(view, &mut s);
+            let mut time = String::new();
+            let _ = rel_time(&mut time, view.rel_ns);
+            let mut marks: Vec<&'static str> = Vec::new();
+            for f in self.findings(number) {
+                let m = mark(f.kind);
+                if !marks.contains(&m) {
+                    marks.push(m);
+                }
+            }
+            if marks.is_empty() && !matches!(self.replay, ReplayState::Done(_)) {
+                if view.truncated {
+                    marks.push("trunc");
+                } else if view.malformed {
+                    marks.push("malf");
+                }
+            }
+            RowText {
+                number,
+                time,
+                summary: s,
+                len: view.frame.orig_len,
+                marks,
+                problem: view.truncated || view.malformed,
+            }
+        })
+    }
+
+    /// The replay's findings on frame `number`.
+    #[must_use]
+    pub fn findings(&self, number: u64) -> &[Finding] {
+        let ReplayState::Done(d) = &self.replay else {
+            return &[];
+        };
+        let ev = &d.replay.events;
+        let a = ev.partition_point(|e| e.frame < number);
+        let b = ev.partition_point(|e| e.frame <= number);
+        &ev[a..b]
+    }
+
+    fn load_detail(&mut self) {
+        let Some(number) = self.row_frame(self.sel) else {
+            self.detail = None;
+            return;
+        };
+        if self.detail.as_ref().is_some_and(|d| d.number == number) {
+            return;
+        }
+        self.detail = self.with_frame(number, |view| {
+            let mut b = TreeBuilder {
+                nodes: Vec::new(),
+                depth: 1,
+                base: view.base,
+                paths: vec!["frame".to_owned()],
+            };
+            let f = &view.frame;
+            b.nodes.push(TreeNode {
+                depth: 0,
+                text: format!(
+                    "Frame {}: {} bytes on wire, {} bytes captured",
+                    f.number, f.orig_len, f.caplen
+                ),
+                range: 0..f.data.len(),
+                group: true,
+                path: "frame".into(),
+            });
+            let mut t = String::new();
+            let _ = rel_time(&mut t, view.rel_ns);
+            b.leaf(
+                format!("Arrival time: {} ns since the epoch", f.time_ns),
+                0..0,
+            );
+            b.leaf(format!("Time since first frame: {t} s"), 0..0);
+            b.leaf(format!("Link type: {}", f.link), 0..0);
+            if let Some(p) = view.problem {
+                let tag = if view.truncated {
+                    "[TRUNCATED] "
+                } else if view.malformed {
+                    "[MALFORMED] "
+                } else {
+                    ""
+                };
+                b.leaf(format!("Problem: {tag}{p}"), 0..0);
+            }
+            for finding in self.findings(f.number) {
+                let mut s = format!("Analysis: {}", finding.kind);
+                let d = finding.detail.to_string();
+                if !d.is_empty() {
+                    let _ = write!(s, ": {d}");
+                }
+                b.leaf(s, 0..0);
+            }
+            b.depth = 0;
+            b.paths.clear();
+            if let Some(d) = &view.dissected {
+                visit(d, &mut b);
+            }
+            Detail {
+                number,
+                bytes: f.data.to_vec(),
+                nodes: b.nodes,
+            }
+        });
+        let vis = self.visible_tree().len();
+        if self.tree_sel >= vis {
+            self.tree_sel = vis.saturating_sub(1);
+        }
+    }
+
+    /// Indices into `detail.nodes` of the lines shown (children of collapsed groups hidden).
+    #[must_use]
+    pub fn visible_tree(&self) -> Vec<usize> {
+        let Some(d) = &self.detail else {
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(d.nodes.len());
+        let mut hide_below: Option<u16> = None;
+        for (i, n) in d.nodes.iter().enumerate() {
+            if let Some(h) = hide_below {
+                if n.depth > h {
+                    continue;
+                }
+                hide_below = None;
+            }
+            out.push(i);
+            if n.group && self.collapsed.contains(&n.path) {
+                hide_below = Some(n.depth);
+            }
+        }
+        out
+    }
+
+    /// The selected tree line, if any.
+    #[must_use]
+    pub fn selected_node(&self) -> Option<&TreeNode> {
+        let idx = *self.visible_tree().get(self.tree_sel)?;
+        self.detail.as_ref()?.nodes.get(idx)
+    }
+
+    /// Bytes to highlight in the hex pane.
+    #[must_use]
+    pub fn highlight(&self) -> Option<Range<usize>> {
+        if self.focus != Focus::Tree {
+            return None;
+        }
+        self.selected_node().map(|n| n.range.clone())
+    }
+
+    // ---- replay views --------------------------------------------------------------------
+
+    /// The replay, when it is done.
+    #[must_use]
+    pub fn replay_data(&self) -> Option<&ReplayData> {
+        match &self.replay {
+            ReplayState::Done(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    fn flow_count(&self) -> usize {
+        self.replay_data().map_or(0, |d| d.replay.flows.len())
+    }
+
+    fn event_count(&self) -> usize {
+        self.replay_data().map_or(0, |d| d.replay.events.len())
+    }
+
+    /// Jump to a frame in the frame list (dropping a display filter that hides it).
+    pub fn jump_to_frame(&mut self, number: u64) {
+        self.view = View::Frames;
+        self.focus = Focus::List;
+        if let Some(a) = &self.display {
+            if a.matches.binary_search(&number).is_err() && a.done {
+                self.drop_display();
+            }
+        }
+        match self.row_of_frame(number) {
+            Some(row) => {
+                // Centre the frame when it is off screen.
+                let h = self.list_height();
+                if row < self.top || row >= self.top + h {
+                    self.top = row.saturating_sub(h / 2);
+                }
+                self.select_row(row);
+            }
+            None => self.pending_frame = Some(number),
+        }
+    }
+
+    fn drop_display(&mut self) {
+        if let Some(a) = self.display.take() {
+            a.stop.store(true, Ordering::Relaxed);
+        }
+        let cur = self.detail.as_ref().map(|d| d.number);
+        self.sel = cur.and_then(|n| self.row_of_frame(n)).unwrap_or(0);
+        self.top = self.sel.saturating_sub(self.list_height() / 2);
+        self.scroll_to_sel();
+        self.load_detail();
+    }
+
+    // ---- actions -------------------------------------------------------------------------
+
+    /// Applies one action.
+    pub fn apply(&mut self, action: Action) {
+        self.notice = None;
+        match action {
+            Action::Quit => self.should_quit = true,
+            Action::Resize { width, height } => {
+                self.size = (width, height);
+                self.scroll_to_sel();
+            }
+            Action::Help => self.mode = Mode::Help,
+            Action::CloseHelp => self.mode = Mode::Normal,
+            Action::Show(v) => {
+                self.view = v;
+                self.mode = Mode::Normal;
+            }
+            Action::NextPane => {
+                if self.view == View::Frames {
+                    self.focus = match self.focus {
+                        Focus::List => Focus::Tree,
+                        Focus::Tree => Focus::List,
+                    };
+                } else {
+                    let i = View::ALL.iter().position(|v| *v == self.view).unwrap_or(0);
+                    self.view = View::ALL[(i + 1) % View::ALL.len()];
+                }
+            }
+            Action::OpenFilter(kind) => {
+                self.mode = Mode::Filter;
+                self.filter_kind = kind;
+                let current = match kind {
+                    FilterKind::Display => self.display.as_ref(),
+                    FilterKind::Search => self.search.as_ref(),
+                };
+                self.filter_input = current.map(|a| a.text.clone()).unwrap_or_default();
+                self.filter_cursor = self.filter_input.chars().count();
+                self.filter_error = None;
+            }
+            Action::FilterChar(c) => {
+                let at = byte_at(&self.filter_input, self.filter_cursor);
+                self.filter_input.insert(at, c);
+                self.filter_cursor += 1;
+                self.filter_error = None;
+            }
+            Action::FilterBackspace => {
+                if self.filter_cursor > 0 {
+                    self.filter_cursor -= 1;
+                    let at = byte_at(&self.filter_input, self.filter_cursor);
+                    self.filter_input.remove(at);
+                }
+                self.filter_error = None;
+            }
+            Action::FilterLeft => self.filter_cursor = self.filter_cursor.saturating_sub(1),
+            Action::FilterRight => {
+                self.filter_cursor =
+                    (self.filter_cursor + 1).min(self.filter_input.chars().count());
+            }
+            Action::FilterSubmit => self.submit_filter(),
+            Action::FilterCancel => {
+                self.mode = Mode::Normal;
+                self.filter_error = None;
+            }
+            Action::ClearFilter => {
+                if let Some(a) = self.search.take() {
+                    a.stop.store(true, Ordering::Relaxed);
+                }
+                if self.display.is_some() {
+                    self.drop_display();
+                }
+            }
+            Action::NextMatch => self.next_match(true),
+            Action::PrevMatch => self.next_match(false),
+            Action::Up => self.move_by(-1),
+            Action::Down => self.move_by(1),
+            Action::PageUp => {
+                let h = self.page();
+                self.move_by(-h);
+            }
+            Action::PageDown => {
+                let h = self.page();
+                self.move_by(h);
+            }
+            Action::Top => self.move_to(0, false),
+            Action::Bottom => self.move_to(usize::MAX, true),
+            Action::Enter => self.enter(),
+            Action::Expand => self.set_expanded(Some(true)),
+            Action::Collapse => self.set_expanded(Some(false)),
+            Action::Click { column, row } => self.click(column, row, None),
+            Action::ScrollUp { column, row } => self.click(column, row, Some(-3)),
+            Action::ScrollDown { column, row } => self.click(column, row, Some(3)),
+        }
+    }
+
+    fn page(&self) -> isize {
+        isize::try_from(self.list_height()).unwrap_or(1)
+    }
+
+    fn submit_filter(&mut self) {
+        let text = self.filter_input.trim().to_owned();
+        if text.is_empty() {
+            self.mode = Mode::Normal;
+            match self.filter_kind {
+                FilterKind::Display => {
+                    if self.display.is_some() {
+                        self.drop_display();
+                    }
+                }
+                FilterKind::Search => {
+                    if let Some(a) = self.search.take() {
+                        a.stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            return;
+        }
+        let filter = match Filter::compile(&self.filter_input) {
+            Ok(f) => f,
+            Err(e) => {
+                self.mode = Mode::Filter;
+                self.filter_error = Some(e);
+                return;
+            }
+        };
+        self.mode = Mode::Normal;
+        self.filter_error = None;
+        self.generation += 1;
+        let stop = Arc::new(AtomicBool::new(false));
+        let active = Active {
+            text: self.filter_input.clone(),
+            generation: self.generation,
+            matches: Vec::new(),
+            done: self.file.is_none(),
+            stop: Arc::clone(&stop),
+        };
+        if self.file.is_some() {
+            worker::spawn_filter(&self.cfg, filter, self.generation, self.tx.clone(), stop);
+        }
+        let old = match self.filter_kind {
+            FilterKind::Display => {
+                self.sel = 0;
+                self.top = 0;
+                self.detail = None;
+                self.view = View::Frames;
+                self.display.replace(active)
+            }
+            FilterKind::Search => self.search.replace(active),
+        };
+        if let Some(a) = old {
+            a.stop.store(true, Ordering::Relaxed);
+        }
+        self.load_detail();
+    }
+
+    fn next_match(&mut self, forward: bool) {
+        let cur = self.row_frame(self.sel).unwrap_or(0);
+        let target = match (&self.search, &self.display) {
+            (Some(s), _) => {
+                if forward {
+                    let i = s.matches.partition_point(|&m| m <= cur);
+                    s.matches.get(i).copied()
+                } else {
+                    let i = s.matches.partition_point(|&m| m < cur);
+                    i.checked_sub(1).and_then(|i| s.matches.get(i).copied())
+                }
+            }
+            (None, Some(_)) => {
+                // With only a display filter every row matches: step through them.
+                self.move_by(if forward { 1 } else { -1 });
+                return;
+            }
+            (None, None) => {
+                self.notice = Some("no search: press / to search".into());
+                return;
+            }
+        };
+        match target {
+            Some(n) => self.jump_to_frame(n),
+            None => {
+                let done = self.search.as_ref().is_some_and(|s| s.done);
+                self.notice = Some(if done {
+                    "no more matches".into()
+                } else {
+                    "no more matches yet (still searching)".into()
+                });
+            }
+        }
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        let (cur, count) = self.cursor();
+        let next = if delta < 0 {
+            cur.saturating_sub(delta.unsigned_abs())
+        } else {
+            cur.saturating_add(delta.unsigned_abs())
+        };
+        self.move_to(next.min(count.saturating_sub(1)), false);
+    }
+
+    /// The selected index and the length of what the arrow keys move in.
+    fn cursor(&self) -> (usize, usize) {
+        match (self.view, self.focus) {
+            (View::Frames, Focus::List) => (self.sel, self.row_count()),
+            (View::Frames, Focus::Tree) => (self.tree_sel, self.visible_tree().len()),
+            (View::Flows | View::Psn, _) => (self.flow_sel, self.flow_count()),
+            (View::Events, _) => (self.event_sel, self.event_count()),
+            (View::Pfc, _) => (0, 0),
+        }
+    }
+
+    fn move_to(&mut self, to: usize, end: bool) {
+        let (_, count) = self.cursor();
+        let to = to.min(count.saturating_sub(1));
+        match (self.view, self.focus) {
+            (View::Frames, Focus::List) => {
+                self.follow_end = end && !self.rows_complete();
+                self.pending_frame = None;
+                self.select_row(to);
+            }
+            (View::Frames, Focus::Tree) => self.tree_sel = to,
+            (View::Flows | View::Psn, _) => self.flow_sel = to,
+            (View::Events, _) => self.event_sel = to,
+            (View::Pfc, _) => {}
+        }
+    }
+
+    fn enter(&mut self) {
+        match self.view {
+            View::Frames => match self.focus {
+                Focus::List => self.focus = Focus::Tree,
+                Focus::Tree => self.set_expanded(None),
+            },
+            View::Flows | View::Psn => {
+                let Some(key) = self
+                    .replay_data()
+                    .and_then(|d| d.replay.flows.get(self.flow_sel))
+                    .map(|f| f.key)
+                else {
+                    return;
+                };
+                self.filter_kind = FilterKind::Display;
+                self.filter_input = worker::flow_filter(key.src, key.dst, key.dest_qp);
+                self.filter_cursor = self.filter_input.chars().count();
+                self.submit_filter();
+            }
+            View::Events => {
+                if let Some(n) = self
+                    .replay_data()
+                    .and_then(|d| d.replay.events.get(self.event_sel))
+                    .map(|e| e.frame)
+                {
+                    self.jump_to_frame(n);
+                }
+            }
+            View::Pfc => {}
+        }
+    }
+
+    /// Expands (`Some(true)`), collapses (`Some(false)`) or toggles the selected tree group.
+    fn set_expanded(&mut self, to: Option<bool>) {
+        if self.view != View::Frames || self.focus != Focus::Tree {
+            return;
+        }
+        let Some(node) = self.selected_node() else {
+            return;
+        };
+        if !node.group {
+            return;
+        }
+        let path = node.path.clone();
+        let expand = to.unwrap_or_else(|| self.collapsed.contains(&path));
+        if expand {
+            self.collapsed.remove(&path);
+        } else {
+            self.collapsed.insert(path);
+        }
+    }
+
+    fn click(&mut self, column: u16, row: u16, scroll: Option<isize>) {
+        if self.mode != Mode::Normal {
+            return;
+        }
+        let areas = ui::layout(self, Rect::new(0, 0, self.size.0, self.size.1));
+        let at = Position::new(column, row);
+        if self.view == View::Frames && areas.list.contains(at) {
+            self.focus = Focus::List;
+            match scroll {
+                Some(d) => self.move_by(d),
+                None => {
+                    // Border and header rows come first.
+                    let r = usize::from(row.saturating_sub(areas.list.y + 2));
+                    if row >= areas.list.y + 2 {
+                        let to = self.top + r;
+                        if to < self.row_count() {
+                            self.select_row(to);
+                        }
+                    }
+                }
+            }
+        } else if self.view == View::Frames && areas.tree.contains(at) {
+            self.focus = Focus::Tree;
+            match scroll {
+                Some(d) => self.move_by(d),
+                None => {
+                    let first = ui::tree_top(self, areas.tree);
+                    if row > areas.tree.y {
+                        let to = first + usize::from(row - areas.tree.y - 1);
+                        if to < self.visible_tree().len() {
+                            if to == self.tree_sel {
+                                self.set_expanded(None);
+                            }
+                            self.tree_sel = to;
+                        }
+                    }
+                }
+            }
+        } else if areas.main.contains(at) {
+            if let Some(d) = scroll {
+                self.move_by(d);
+            } else if self.view != View::Frames && row >= areas.main.y + 2 {
+                // Tables: border, header, then rows from the top the table scrolled to.
+                let h = usize::from(areas.main.height.saturating_sub(3)).max(1);
+                let (cur, count) = self.cursor();
+                let top = cur.saturating_sub(h - 1);
+                let to = top + usize::from(row - areas.main.y - 2);
+                if to < count {
+                    self.move_to(to, false);
+                }
+            }
+        } else if row == areas.tabs.y {
+            if let Some(v) = ui::tab_at(column) {
+                self.view = v;
+            }
+        }
+    }
+}
+
+/// Columns of one frame-list row.
+#[derive(Debug)]
+pub struct RowText {
+    pub number: u64,
+    pub time: String,
+    pub summary: Summary,
+    pub len: u32,
+    pub marks: Vec<&'static str>,
+    pub problem: bool,
+}
+
+/// Short name of a finding for the list's mark column.
+#[must_use]
+pub fn mark(kind: Kind) -> &'static str {
+    match kind {
+        Kind::PsnGap => "gap",
+        Kind::OutOfOrder => "ooo",
+        Kind::Duplicate => "dup",
+        Kind::Retransmission => "retx",
+        Kind::ImpliedTimeout => "tmo",
+        Kind::NakPsnSeqErr
+        | Kind::NakInvalidRequest
+        | Kind::NakRemoteAccess
+        | Kind::NakRemoteOp
+        | Kind::NakInvalidRd => "nak",
+        Kind::NakRnr => "rnr",
+        Kind::ReadResponseGap => "rgap",
+        Kind::UnansweredRead => "noresp",
+        Kind::EcnCe => "ce",
+        Kind::Cnp => "cnp",
+        Kind::PfcPause => "pause",
+        Kind::PfcResume => "resume",
+        Kind::PfcStorm => "storm",
+        Kind::IcrcError => "icrc",
+        Kind::Malformed => "malf",
+        Kind::Truncated => "trunc",
+    }
+}
+
+fn byte_at(s: &str, chars: usize) -> usize {
+    s.char_indices().nth(chars).map_or(s.len(), |(i, _)| i)
+}
+
+/// Collects the field tree of [`visit`] as lines.
+struct TreeBuilder {
+    nodes: Vec<TreeNode>,
+    depth: u16,
+    base: usize,
+    paths: Vec<String>,
+}
+
+impl TreeBuilder {
+    fn leaf(&mut self, text: String, range: Range<usize>) {
+        self.nodes.push(TreeNode {
+            depth: self.depth,
+            text,
+            range,
+            group: false,
+            path: String::new(),
+        });
+    }
+
+    fn open(&mut self, key: &str, title: &str, range: Range<usize>) {
+        let parent = self.paths.last().map_or("", String::as_str);
+        let name = if key.is_empty() {
+            // List items: numbered by position among their siblings.
+            let n = self
+                .nodes
+                .iter()
+                .rev()
+                .take_while(|n| n.depth >= self.depth)
+                .filter(|n| n.depth == self.depth && n.group)
+                .count();
+            n.to_string()
+        } else {
+            key.to_owned()
+        };
+        let path = format!("{parent}/{name}");
+        let text = if key.is_empty() {
+            title.to_owned()
+        } else {
+            format!("{title} ({key})")
+        };
+        self.nodes.push(TreeNode {
+            depth: self.depth,
+            text,
+            range: self.base + range.start..self.base + range.end,
+            group: true,
+            path: path.clone(),
+        });
+        self.paths.push(path);
+        self.depth += 1;
+    }
+
+    fn close(&mut self) {
+        self.paths.pop();
+        self.depth = self.depth.saturating_sub(1);
+    }
+}
+
+impl Visitor for TreeBuilder {
+    fn begin(&mut self, key: &'static str, title: &'static str, range: Range<usize>) {
+        self.open(key, title, range);
+    }
+    fn end(&mut self) {
+        self.close();
+    }
+    fn begin_list(&mut self, key: &'static str, title: &'static str, range: Range<usize>) {
+        self.open(key, title, range);
+    }
+    fn end_list(&mut self) {
+        self.close();
+    }
+    fn field(
+        &mut self,
+        key: &'static str,
+        label: &'static str,
+        value: Value<'_>,
+        range: Range<usize>,
+    ) {
+        let _ = key;
+        let range = self.base + range.start..self.base + range.end;
+        self.leaf(format!("{label}: {value}"), range);
+    }
+}

@@ -1,0 +1,647 @@
+//! Drawing only: `render(&App, &mut Frame)`. Nothing here changes the [`App`]; the frame list
+//! reads the rows it shows from the capture file through the index (`&File` reads).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Clear, Paragraph, Row, Table, TableState};
+
+use super::app::{App, FilterKind, Focus, Mode, ReplayState, View};
+use super::widgets;
+use crate::replay::finding::Duration as Dur;
+
+/// The screen's areas.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Areas {
+    pub tabs: Rect,
+    pub main: Rect,
+    pub list: Rect,
+    pub tree: Rect,
+    pub hex: Rect,
+    pub filter: Rect,
+    pub status: Rect,
+}
+
+/// Splits `area` the way [`render`] draws (the app uses it for mouse hits and page sizes).
+#[must_use]
+pub fn layout(app: &App, area: Rect) -> Areas {
+    let filter_h = if app.filter_error.is_some() { 2 } else { 1 };
+    let [tabs, main, filter, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(filter_h),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let [list, bottom] =
+        Layout::vertical([Constraint::Percentage(45), Constraint::Min(3)]).areas(main);
+    let [tree, hex] =
+        Layout::horizontal([Constraint::Min(20), Constraint::Length(76)]).areas(bottom);
+    Areas {
+        tabs,
+        main,
+        list,
+        tree,
+        hex,
+        filter,
+        status,
+    }
+}
+
+const TAB_SEP: &str = " │ ";
+
+fn tab_label(i: usize, v: View) -> String {
+    format!("{} {}", i + 1, v.title())
+}
+
+/// The view whose tab title is at `column` of the tab line.
+#[must_use]
+pub fn tab_at(column: u16) -> Option<View> {
+    let mut x = 1usize;
+    for (i, v) in View::ALL.iter().enumerate() {
+        let w = tab_label(i, *v).chars().count();
+        if (x..x + w).contains(&usize::from(column)) {
+            return Some(*v);
+        }
+        x += w + TAB_SEP.chars().count();
+    }
+    None
+}
+
+/// First visible line of the field tree in `area`.
+#[must_use]
+pub fn tree_top(app: &App, area: Rect) -> usize {
+    let h = usize::from(area.height.saturating_sub(2)).max(1);
+    if app.tree_sel < h {
+        return 0;
+    }
+    let total = app.visible_tree().len();
+    app.tree_sel
+        .saturating_sub(h / 3)
+        .min(total.saturating_sub(h))
+}
+
+/// Draws the whole screen.
+pub fn render(app: &App, frame: &mut Frame<'_>) {
+    let areas = layout(app, frame.area());
+    render_tabs(app, frame, areas.tabs);
+    match app.view {
+        View::Frames => {
+            render_list(app, frame, areas.list);
+            render_detail(app, frame, areas.tree);
+            render_hex(app, frame, areas.hex);
+        }
+        View::Flows => render_flows(app, frame, areas.main),
+        View::Events => render_events(app, frame, areas.main),
+        View::Psn => widgets::render_psn(app, frame, areas.main),
+        View::Pfc => widgets::render_pfc(app, frame, areas.main),
+    }
+    render_filter(app, frame, areas.filter);
+    render_status(app, frame, areas.status);
+    if app.mode == Mode::Help {
+        render_help(frame, frame.area());
+    }
+}
+
+fn focus_block(title: String, focused: bool) -> Block<'static> {
+    let style = if focused {
+        Style::new().fg(Color::Cyan)
+    } else {
+        Style::new().fg(Color::DarkGray)
+    };
+    Block::bordered().title(title).border_style(style)
+}
+
+fn render_tabs(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let mut spans = vec![Span::raw(" ")];
+    for (i, v) in View::ALL.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(TAB_SEP, Style::new().fg(Color::DarkGray)));
+        }
+        let style = if *v == app.view {
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
+        } else {
+            Style::new()
+        };
+        spans.push(Span::styled(tab_label(i, *v), style));
+    }
+    spans.push(Span::styled(
+        format!("   rocescope inspect {}", app.name),
+        Style::new().fg(Color::DarkGray),
+    ));
+    frame.render_widget(Line::from(spans), area);
+}
+
+/// Colour of a row by its first analysis mark.
+fn mark_color(mark: &str) -> Option<Color> {
+    Some(match mark {
+        "gap" | "retx" | "tmo" | "icrc" | "malf" | "trunc" | "rgap" | "noresp" => Color::Red,
+        "ooo" | "dup" => Color::Yellow,
+        "nak" | "rnr" => Color::Magenta,
+        "ce" | "cnp" => Color::Blue,
+        "pause" | "resume" | "storm" => Color::Cyan,
+        _ => return None,
+    })
+}
+
+/// The frame list: the columns of `dissect -f text` plus the analysis marks.
+pub fn render_list(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let rows_total = app.row_count();
+    let mut title = format!(" Frames {}/{}", app.sel + 1, rows_total);
+    if rows_total == 0 {
+        title = " Frames ".into();
+    }
+    if let Some(a) = &app.display {
+        title.push_str(&format!(" (filter: {})", a.text));
+    }
+    if !app.index_done {
+        title.push_str(" (indexing…)");
+    }
+    title.push(' ');
+    let block = focus_block(title, app.focus == Focus::List);
+    let h = usize::from(area.height.saturating_sub(3));
+    let mut rows = Vec::with_capacity(h);
+    for r in app.top..(app.top + h).min(rows_total) {
+        let Some(n) = app.row_frame(r) else { break };
+        let Some(t) = app.row_text(n) else {
+            rows.push(Row::new(vec![
+                Cell::from(n.to_string()),
+                Cell::from("cannot read frame"),
+            ]));
+            continue;
+        };
+        let mut style = Style::new();
+        if let Some(c) = t.marks.first().and_then(|m| mark_color(m)) {
+            style = style.fg(c);
+        } else if t.problem {
+            style = style.fg(Color::Red);
+        }
+        let searched = app
+            .search
+            .as_ref()
+            .is_some_and(|s| s.matches.binary_search(&n).is_ok());
+        if searched {
+            style = style.add_modifier(Modifier::BOLD);
+        }
+        if r == app.sel {
+            style = style.add_modifier(Modifier::REVERSED);
+        }
+        let s = &t.summary;
+        rows.push(
+            Row::new(vec![
+                Cell::from(format!("{}{}", if searched { "*" } else { "" }, t.number)),
+                Cell::from(t.time),
+                Cell::from(s.src.clone()),
+                Cell::from(s.dst.clone()),
+                Cell::from(s.protocol.clone()),
+                Cell::from(t.len.to_string()),
+                Cell::from(t.marks.join(",")),
+                Cell::from(s.info.clone()),
+            ])
+            .style(style),
+        );
+    }
+    let header = Row::new(vec![
+        "No.",
+        "Time",
+        "Source",
+        "Destination",
+        "Proto",
+        "Length",
+        "Mark",
+        "Info",
+    ])
+    .style(Style::new().add_modifier(Modifier::BOLD));
+    let widths = [
+        Constraint::Length(7),
+        Constraint::Length(9),
+        Constraint::Length(15),
+        Constraint::Length(15),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Min(10),
+    ];
+    if rows.is_empty() {
+        let msg = if let Some(e) = &app.error {
+            Line::styled(format!("error: {e}"), Style::new().fg(Color::Red))
+        } else if app.rows_complete() {
+            Line::raw("no frames")
+        } else {
+            Line::raw("reading…")
+        };
+        frame.render_widget(Paragraph::new(msg).block(block), area);
+        return;
+    }
+    frame.render_widget(
+        Table::new(rows, widths)
+            .header(header)
+            .column_spacing(1)
+            .block(block),
+        area,
+    );
+}
+
+/// The field tree of the selected frame.
+pub fn render_detail(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let block = focus_block(" Fields ".into(), app.focus == Focus::Tree);
+    let visible = app.visible_tree();
+    let Some(d) = &app.detail else {
+        frame.render_widget(block, area);
+        return;
+    };
+    let top = tree_top(app, area);
+    let h = usize::from(area.height.saturating_sub(2));
+    let mut lines = Vec::with_capacity(h);
+    for (i, &idx) in visible.iter().enumerate().skip(top).take(h) {
+        let n = &d.nodes[idx];
+        let marker = if n.group {
+            if app.collapsed.contains(&n.path) {
+                "▸ "
+            } else {
+                "▾ "
+            }
+        } else {
+            "  "
+        };
+        let indent = "  ".repeat(usize::from(n.depth));
+        let mut style = Style::new();
+        if n.text.starts_with("Problem:") || n.text.starts_with("Analysis:") {
+            style = style.fg(Color::Red);
+        }
+        if i == app.tree_sel && app.focus == Focus::Tree {
+            style = style.add_modifier(Modifier::REVERSED);
+        }
+        lines.push(Line::styled(format!("{indent}{marker}{}", n.text), style));
+    }
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// Hex and ASCII of the selected frame, the selected field highlighted.
+pub fn render_hex(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let Some(d) = &app.detail else {
+        frame.render_widget(focus_block(" Bytes ".into(), false), area);
+        return;
+    };
+    let hl = app.highlight().unwrap_or(0..0);
+    let title = if hl.is_empty() {
+        format!(" Bytes ({}) ", d.bytes.len())
+    } else {
+        format!(" Bytes ({}) [{}..{}] ", d.bytes.len(), hl.start, hl.end)
+    };
+    let block = focus_block(title, false);
+    let h = usize::from(area.height.saturating_sub(2)).max(1);
+    let lines_total = d.bytes.len().div_ceil(16);
+    let first = if hl.is_empty() {
+        0
+    } else {
+        let want = hl.start / 16;
+        if want < h {
+            0
+        } else {
+            want.saturating_sub(h / 3)
+        }
+    }
+    .min(lines_total.saturating_sub(h));
+    let on = Style::new()
+        .add_modifier(Modifier::REVERSED)
+        .fg(Color::Yellow);
+    let mut lines = Vec::with_capacity(h);
+    for l in (first..lines_total).take(h) {
+        let start = l * 16;
+        let chunk = &d.bytes[start..(start + 16).min(d.bytes.len())];
+        let mut spans = vec![Span::styled(
+            format!("{start:04x}  "),
+            Style::new().fg(Color::DarkGray),
+        )];
+        for i in 0..16 {
+            let sep = if i == 8 { " " } else { "" };
+            match chunk.get(i) {
+                Some(b) => {
+                    let style = if hl.contains(&(start + i)) {
+                        on
+                    } else {
+                        Style::new()
+                    };
+                    spans.push(Span::raw(sep));
+                    spans.push(Span::styled(format!("{b:02x}"), style));
+                    spans.push(Span::raw(" "));
+                }
+                None => spans.push(Span::raw(format!("{sep}   "))),
+            }
+        }
+        spans.push(Span::raw(" "));
+        for (i, b) in chunk.iter().enumerate() {
+            let c = if b.is_ascii_graphic() || *b == b' ' {
+                char::from(*b)
+            } else {
+                '.'
+            };
+            let style = if hl.contains(&(start + i)) {
+                on
+            } else {
+                Style::new()
+            };
+            spans.push(Span::styled(c.to_string(), style));
+        }
+        lines.push(Line::from(spans));
+    }
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+fn replay_pending(app: &App, frame: &mut Frame<'_>, area: Rect, title: &str) -> bool {
+    let msg = match &app.replay {
+        ReplayState::Done(_) => return false,
+        ReplayState::Running { frames } => {
+            format!("replaying the capture… {frames} frames so far")
+        }
+        ReplayState::Failed(e) => format!("replay failed: {e}"),
+    };
+    frame.render_widget(
+        Paragraph::new(msg).block(focus_block(format!(" {title} "), true)),
+        area,
+    );
+    true
+}
+
+fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    if replay_pending(app, frame, area, "Flows") {
+        return;
+    }
+    let Some(d) = app.replay_data() else { return };
+    let rows = d.replay.flows.iter().map(|f| {
+        let c = &f.psn.counters;
+        let bad = c.psn_gaps + c.out_of_order + c.retransmissions + f.naks.total() > 0;
+        let style = if bad {
+            Style::new().fg(Color::Red)
+        } else {
+            Style::new()
+        };
+        Row::new(vec![
+            f.id.to_string(),
+            f.key.src.to_string(),
+            f.key.dst.to_string(),
+            format!("{:#08x}", f.key.dest_qp),
+            f.transport.map_or_else(
+                || if f.has_cnp { "CNP".into() } else { "-".into() },
+                |t| t.to_string(),
+            ),
+            f.frames.to_string(),
+            f.bytes.to_string(),
+            c.messages.to_string(),
+            c.psn_gaps.to_string(),
+            c.lost.to_string(),
+            c.out_of_order.to_string(),
+            c.duplicates.to_string(),
+            c.retransmissions.to_string(),
+            f.naks.total().to_string(),
+            f.ecn_ce.to_string(),
+            f.cnps.to_string(),
+            f.peer.map_or_else(|| "-".into(), |p| p.to_string()),
+        ])
+        .style(style)
+    });
+    let header = Row::new(vec![
+        "#",
+        "Source",
+        "Destination",
+        "QP",
+        "Type",
+        "Frames",
+        "Bytes",
+        "Msgs",
+        "Gaps",
+        "Lost",
+        "OOO",
+        "Dup",
+        "Retx",
+        "NAK",
+        "CE",
+        "CNP",
+        "Peer",
+    ])
+    .style(Style::new().add_modifier(Modifier::BOLD));
+    let widths = [
+        Constraint::Length(3),
+        Constraint::Length(15),
+        Constraint::Length(15),
+        Constraint::Length(8),
+        Constraint::Length(4),
+        Constraint::Length(7),
+        Constraint::Length(9),
+        Constraint::Length(6),
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Length(4),
+        Constraint::Length(4),
+        Constraint::Length(4),
+        Constraint::Length(4),
+    ];
+    let title = format!(
+        " Flows ({}) — Enter: show its frames · 4: its PSN chart ",
+        d.replay.flows.len()
+    );
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(focus_block(title, true))
+        .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
+    let mut st = TableState::default().with_selected(Some(app.flow_sel));
+    frame.render_stateful_widget(table, area, &mut st);
+}
+
+fn render_events(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    if replay_pending(app, frame, area, "Events") {
+        return;
+    }
+    let Some(d) = app.replay_data() else { return };
+    let t0 = d.replay.capture.first_time_ns.unwrap_or(0);
+    let rows = d.replay.events.iter().map(|e| {
+        let style =
+            mark_color(super::app::mark(e.kind)).map_or(Style::new(), |c| Style::new().fg(c));
+        let mut time = String::new();
+        let _ = crate::dissect::text::rel_time(&mut time, i128::from(e.time_ns) - i128::from(t0));
+        Row::new(vec![
+            e.frame.to_string(),
+            time,
+            e.kind.name().to_owned(),
+            e.flow.map_or_else(|| "-".into(), |f| f.to_string()),
+            e.psn.map_or_else(|| "-".into(), |p| p.value().to_string()),
+            e.detail.to_string(),
+        ])
+        .style(style)
+    });
+    let header = Row::new(vec!["Frame", "Time", "Kind", "Flow", "PSN", "Detail"])
+        .style(Style::new().add_modifier(Modifier::BOLD));
+    let widths = [
+        Constraint::Length(8),
+        Constraint::Length(10),
+        Constraint::Length(20),
+        Constraint::Length(5),
+        Constraint::Length(9),
+        Constraint::Min(20),
+    ];
+    let title = format!(
+        " Events ({}) — Enter: jump to the frame ",
+        d.replay.events.len()
+    );
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(focus_block(title, true))
+        .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
+    let mut st = TableState::default().with_selected(Some(app.event_sel));
+    frame.render_stateful_widget(table, area, &mut st);
+}
+
+/// The filter bar: the text being typed (or the active filter), and an error at its column.
+pub fn render_filter(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let label = match app.filter_kind {
+        FilterKind::Display => "Filter: ",
+        FilterKind::Search => "Search: ",
+    };
+    let mut lines = Vec::new();
+    if app.mode == Mode::Filter {
+        lines.push(Line::from(vec![
+            Span::styled(
+                label,
+                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(app.filter_input.clone()),
+        ]));
+        let x = area.x
+            + u16::try_from(label.len() + app.filter_cursor)
+                .unwrap_or(u16::MAX)
+                .min(area.width.saturating_sub(1));
+        frame.set_cursor_position((x, area.y));
+    } else {
+        let mut spans = Vec::new();
+        if let Some(a) = &app.display {
+            spans.push(Span::styled("Filter: ", Style::new().fg(Color::Cyan)));
+            spans.push(Span::raw(format!(
+                "{}  ({} frames{}) ",
+                a.text,
+                a.matches.len(),
+                if a.done { "" } else { ", scanning…" }
+            )));
+        }
+        if let Some(a) = &app.search {
+            spans.push(Span::styled(" Search: ", Style::new().fg(Color::Cyan)));
+            spans.push(Span::raw(format!(
+                "{}  ({} matches{}; n/N) ",
+                a.text,
+                a.matches.len(),
+                if a.done { "" } else { ", scanning…" }
+            )));
+        }
+        if spans.is_empty() {
+            spans.push(Span::styled(
+                "f filter · / search · Tab pane · 1-5 views · ? help · q quit",
+                Style::new().fg(Color::DarkGray),
+            ));
+        }
+        lines.push(Line::from(spans));
+    }
+    if let Some(e) = &app.filter_error {
+        let pad = label.len() + e.column.saturating_sub(1);
+        lines.push(Line::styled(
+            format!("{}^ column {}: {}", " ".repeat(pad), e.column, e.message),
+            Style::new().fg(Color::Red),
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// The status line: file, frame count, index and replay progress, messages.
+pub fn render_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
+    let mut s = format!(" {} · {} frames", app.name, app.index.len());
+    if !app.index_done {
+        s.push_str(" (indexing…)");
+    }
+    match &app.replay {
+        ReplayState::Running { frames } => s.push_str(&format!(" · replay: {frames} frames…")),
+        ReplayState::Done(d) => {
+            let r = &d.replay;
+            s.push_str(&format!(
+                " · {} flows · {} events",
+                r.flows.len(),
+                r.events.len()
+            ));
+            if let (Some(a), Some(b)) = (r.capture.first_time_ns, r.capture.last_time_ns) {
+                s.push_str(&format!(" · {}", Dur(b.saturating_sub(a))));
+            }
+        }
+        ReplayState::Failed(e) => s.push_str(&format!(" · replay failed: {e}")),
+    }
+    let mut spans = vec![Span::styled(
+        s,
+        Style::new().fg(Color::Black).bg(Color::Gray),
+    )];
+    if let Some(e) = &app.error {
+        spans.push(Span::styled(
+            format!(" error: {e}"),
+            Style::new().fg(Color::White).bg(Color::Red),
+        ));
+    }
+    if let Some(n) = &app.notice {
+        spans.push(Span::styled(
+            format!(" {n}"),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
+    frame.render_widget(Line::from(spans), area);
+}
+
+const HELP: &[(&str, &str)] = &[
+    ("q, Ctrl-C", "quit"),
+    ("?", "this help (any key closes it)"),
+    (
+        "1 2 3 4 5",
+        "frames, flows, events, PSN chart, PFC timeline",
+    ),
+    ("Tab", "frames: list ↔ field tree; elsewhere: next view"),
+    ("↑ ↓ j k", "move"),
+    ("PgUp PgDn", "page"),
+    (
+        "g G Home End",
+        "first / last (G follows the end while indexing)",
+    ),
+    ("Enter", "list: to the tree; tree: expand/collapse"),
+    (
+        "",
+        "flows: show the flow's frames; events: jump to the frame",
+    ),
+    ("← → h l", "collapse / expand a tree group"),
+    ("f", "display filter (the list shows matching frames)"),
+    ("/", "search (n / N: next / previous match)"),
+    ("Esc", "drop the filter and the search"),
+    (
+        "mouse",
+        "click selects, wheel scrolls, click a tab to switch",
+    ),
+];
+
+fn render_help(frame: &mut Frame<'_>, area: Rect) {
+    let w = 76.min(area.width);
+    let h = (u16::try_from(HELP.len()).unwrap_or(20) + 4).min(area.height);
+    let r = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    let mut lines = vec![Line::raw("")];
+    for (k, v) in HELP {
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {k:<14}"), Style::new().fg(Color::Cyan)),
+            Span::raw(*v),
+        ]));
+    }
+    frame.render_widget(Clear, r);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(" Help — rocescope inspect ")),
+        r,
+    );
+}

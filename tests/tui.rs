@@ -1,0 +1,261 @@
+//! `rocescope inspect` without a terminal: the `App` driven through `Action`s, and whole
+//! screens rendered at 120×40 with `TestBackend` (style.md §2.8).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use rocescope::tui::InspectConfig;
+use rocescope::tui::app::{Action, App, FilterKind, Focus, Mode, View};
+use rocescope::tui::ui;
+
+fn capture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(name)
+}
+
+fn open(name: &str) -> App {
+    let mut app = App::open(&InspectConfig::new(capture(name)));
+    app.wait_idle(Duration::from_secs(60));
+    assert!(app.idle(), "workers did not finish");
+    app
+}
+
+fn settle(app: &mut App) {
+    app.wait_idle(Duration::from_secs(60));
+}
+
+fn screen(app: &App) -> String {
+    let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    t.draw(|f| ui::render(app, f)).unwrap();
+    format!("{}", t.backend())
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.apply(Action::FilterChar(c));
+    }
+}
+
+#[test]
+fn navigation_without_a_terminal() {
+    let mut app = open("loss_gbn.pcap");
+    let n = app.index.len();
+    assert!(n > 10);
+    assert_eq!(app.sel, 0);
+    assert_eq!(app.detail.as_ref().map(|d| d.number), Some(1));
+    app.apply(Action::Down);
+    app.apply(Action::Down);
+    assert_eq!(app.detail.as_ref().map(|d| d.number), Some(3));
+    app.apply(Action::Bottom);
+    assert_eq!(app.sel, n - 1);
+    assert_eq!(app.detail.as_ref().map(|d| d.number), Some(n as u64));
+    app.apply(Action::Top);
+    assert_eq!(app.sel, 0);
+    app.apply(Action::PageDown);
+    assert!(app.sel > 5);
+    assert!(app.top <= app.sel && app.sel < app.top + app.list_height());
+    app.apply(Action::PageUp);
+    assert_eq!(app.sel, 0);
+    app.apply(Action::Help);
+    assert_eq!(app.mode, Mode::Help);
+    app.apply(Action::CloseHelp);
+    app.apply(Action::Quit);
+    assert!(app.should_quit);
+}
+
+#[test]
+fn tree_expand_collapse_and_highlight() {
+    let mut app = open("read_heavy.pcap");
+    app.apply(Action::Enter);
+    assert_eq!(app.focus, Focus::Tree);
+    let before = app.visible_tree().len();
+    // The first line is the frame group: collapsing hides everything under it.
+    app.apply(Action::Collapse);
+    assert!(app.visible_tree().len() < before);
+    app.apply(Action::Enter);
+    assert_eq!(app.visible_tree().len(), before);
+    let d = app.detail.as_ref().unwrap();
+    let reth = app
+        .visible_tree()
+        .iter()
+        .position(|&i| {
+            d.nodes[i]
+                .text
+                .starts_with("RDMA Extended Transport Header")
+                || d.nodes[i].path.ends_with("/reth")
+        })
+        .expect("a RETH group");
+    for _ in 0..reth {
+        app.apply(Action::Down);
+    }
+    let hl = app.highlight().unwrap();
+    assert_eq!(hl.len(), 16, "RETH is 16 bytes");
+}
+
+#[test]
+fn filters_and_search() {
+    let mut app = open("loss_gbn.pcap");
+    let all = app.index.len();
+    app.apply(Action::OpenFilter(FilterKind::Display));
+    typed(&mut app, "qp == 0x601");
+    app.apply(Action::FilterSubmit);
+    settle(&mut app);
+    assert_eq!(app.mode, Mode::Normal);
+    let rows = app.row_count();
+    assert!(rows > 0 && rows < all, "{rows} of {all}");
+    app.apply(Action::ClearFilter);
+    assert_eq!(app.row_count(), all);
+
+    app.apply(Action::OpenFilter(FilterKind::Search));
+    typed(&mut app, "retrans");
+    app.apply(Action::FilterSubmit);
+    // Analysis marks are not display-filter fields yet: the error names its column.
+    if app.filter_error.is_some() {
+        app.apply(Action::FilterCancel);
+        app.apply(Action::OpenFilter(FilterKind::Search));
+        for _ in 0..10 {
+            app.apply(Action::FilterBackspace);
+        }
+        typed(&mut app, "aeth");
+        app.apply(Action::FilterSubmit);
+    }
+    settle(&mut app);
+    let matches = app.search.as_ref().unwrap().matches.clone();
+    assert!(!matches.is_empty());
+    app.apply(Action::NextMatch);
+    assert_eq!(app.detail.as_ref().unwrap().number, matches[0]);
+    app.apply(Action::NextMatch);
+    if matches.len() > 1 {
+        assert_eq!(app.detail.as_ref().unwrap().number, matches[1]);
+        app.apply(Action::PrevMatch);
+        assert_eq!(app.detail.as_ref().unwrap().number, matches[0]);
+    }
+}
+
+#[test]
+fn flows_and_events_jump() {
+    let mut app = open("loss_gbn.pcap");
+    app.apply(Action::Show(View::Events));
+    let ev = app.replay_data().unwrap().replay.events.clone();
+    assert!(!ev.is_empty());
+    app.apply(Action::Down);
+    app.apply(Action::Enter);
+    assert_eq!(app.view, View::Frames);
+    assert_eq!(app.detail.as_ref().unwrap().number, ev[1].frame);
+
+    app.apply(Action::Show(View::Flows));
+    app.apply(Action::Enter);
+    settle(&mut app);
+    assert_eq!(app.view, View::Frames);
+    assert!(app.display.is_some());
+    assert!(app.row_count() > 0);
+}
+
+#[test]
+fn corrupt_capture_is_an_error_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.pcap");
+    let mut bytes = std::fs::read(capture("loss_gbn.pcap")).unwrap();
+    bytes.truncate(300);
+    bytes.extend_from_slice(&[0xff; 40]);
+    std::fs::write(&p, bytes).unwrap();
+    let mut app = App::open(&InspectConfig::new(&p));
+    app.wait_idle(Duration::from_secs(30));
+    assert!(app.error.is_some());
+    let s = screen(&app);
+    assert!(s.contains("error"), "{s}");
+    let mut app = App::open(&InspectConfig::new(dir.path().join("missing.pcap")));
+    app.wait_idle(Duration::from_secs(30));
+    app.apply(Action::Bottom);
+    app.apply(Action::Enter);
+    assert!(screen(&app).contains("error"));
+}
+
+#[test]
+fn mouse_selects_and_scrolls() {
+    let mut app = open("loss_gbn.pcap");
+    // Row 0 is the tab line, the list border is row 1, the header row 2, frames from row 3.
+    app.apply(Action::Click { column: 5, row: 5 });
+    assert_eq!(app.sel, 2);
+    app.apply(Action::ScrollDown { column: 5, row: 5 });
+    assert_eq!(app.sel, 5);
+    app.apply(Action::Click { column: 25, row: 0 });
+    assert_eq!(app.view, View::Events);
+}
+
+#[test]
+fn snapshot_frame_list() {
+    let mut app = open("loss_gbn.pcap");
+    // To the first event, so that marked frames are on screen.
+    app.apply(Action::Show(View::Events));
+    app.apply(Action::Enter);
+    assert_snapshot!("frame_list_loss_gbn", screen(&app));
+}
+
+#[test]
+fn snapshot_reth_tree_and_hex() {
+    let mut app = open("read_heavy.pcap");
+    app.apply(Action::Enter);
+    let d = app.detail.as_ref().unwrap();
+    let reth = app
+        .visible_tree()
+        .iter()
+        .position(|&i| d.nodes[i].path.ends_with("/reth"))
+        .unwrap();
+    for _ in 0..reth {
+        app.apply(Action::Down);
+    }
+    assert_snapshot!("reth_tree_hex", screen(&app));
+}
+
+#[test]
+fn snapshot_flow_table() {
+    let mut app = open("loss_gbn.pcap");
+    app.apply(Action::Show(View::Flows));
+    assert_snapshot!("flow_table_loss_gbn", screen(&app));
+}
+
+#[test]
+fn snapshot_psn_chart() {
+    let mut app = open("loss_gbn.pcap");
+    let flows = &app.replay_data().unwrap().replay.flows;
+    let gbn = flows
+        .iter()
+        .position(|f| f.psn.counters.retransmissions > 0)
+        .expect("a flow with go-back-N");
+    app.apply(Action::Show(View::Psn));
+    for _ in 0..gbn {
+        app.apply(Action::Down);
+    }
+    assert_snapshot!("psn_chart_gbn", screen(&app));
+}
+
+#[test]
+fn snapshot_pfc_timeline() {
+    let mut app = open("pfc_storm.pcap");
+    app.apply(Action::Show(View::Pfc));
+    assert_snapshot!("pfc_timeline", screen(&app));
+}
+
+#[test]
+fn snapshot_filter_error() {
+    let mut app = open("loss_gbn.pcap");
+    app.apply(Action::OpenFilter(FilterKind::Display));
+    typed(&mut app, "qp == 0x601 && psn >< 3");
+    app.apply(Action::FilterSubmit);
+    assert_eq!(app.mode, Mode::Filter);
+    let e = app.filter_error.clone().unwrap();
+    assert!(e.column > 10, "{e}");
+    assert_snapshot!("filter_error", screen(&app));
+}
+
+#[test]
+fn snapshot_help() {
+    let mut app = open("clean_write.pcap");
+    app.apply(Action::Help);
+    assert_snapshot!("help", screen(&app));
+}

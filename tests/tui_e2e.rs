@@ -1,0 +1,119 @@
+//! `rocescope inspect` end to end: the real binary in a tmux pseudo-terminal, driven by keys.
+//! Skipped (with a notice) where tmux is not installed.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "e2e"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "e2e"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+
+    fn literal(&self, text: &str) {
+        self.run(&["send-keys", "-t", "e2e", "-l", text]);
+    }
+
+    fn wait_for(&self, what: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = self.screen();
+            if s.contains(what) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what:?}:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+#[test]
+fn inspect_in_a_pty() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("notice: tmux is not installed; skipping the inspect end-to-end test");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_rocescope");
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/loss_gbn.pcap");
+    let d = dir.path().display();
+    let script = format!(
+        "stty -g > {d}/before; {bin} inspect {cap}; echo EXIT=$? > {d}/exit; stty -g > {d}/after; echo DONE; sleep 60",
+        cap = cap.display()
+    );
+    let tmux = Tmux {
+        socket: format!("rocescope-e2e-{}", std::process::id()),
+    };
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "e2e",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    let s = tmux.wait_for("58 events");
+    assert!(s.contains("RC_RDMA_WRITE_FIRST QP=0x000601 PSN=0"), "{s}");
+
+    tmux.keys(&["f"]);
+    tmux.wait_for("Filter:");
+    tmux.literal("qp == 0x000600");
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("(filter: qp == 0x000600)");
+    assert!(!s.contains("QP=0x000601"), "{s}");
+
+    // Events: the first is the gap at frame 47 (QP 0x601), hidden by the filter: the jump
+    // drops the filter and selects the frame.
+    tmux.keys(&["3"]);
+    tmux.wait_for("psn_gap");
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("Frame 47:");
+    assert!(s.contains("Frames 47/306"), "{s}");
+
+    tmux.keys(&["q"]);
+    tmux.wait_for("DONE");
+    let exit = std::fs::read_to_string(dir.path().join("exit")).unwrap();
+    assert_eq!(exit.trim(), "EXIT=0");
+    let before = std::fs::read_to_string(dir.path().join("before")).unwrap();
+    let after = std::fs::read_to_string(dir.path().join("after")).unwrap();
+    assert_eq!(before, after, "terminal modes restored");
+    // Back on the main screen: the inspector's frame list is gone.
+    let s = tmux.screen();
+    assert!(!s.contains("RC_RDMA_WRITE_FIRST"), "{s}");
+}
