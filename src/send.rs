@@ -10,6 +10,7 @@
 use std::fmt;
 use std::fs;
 use std::path::PathBuf;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -242,35 +243,97 @@ pub fn send_into(
     bound: Bound,
     sink: &mut dyn FrameSink,
 ) -> anyhow::Result<SendSummary> {
-    let mut g = Generator::new(scenario, seed);
-    let mut buf = vec![0u8; MAX_FRAME_LEN];
-    let mut s = SendSummary::default();
-    let start = Instant::now();
-    while bound.count.is_none_or(|n| s.frames < n) {
-        if bound.duration.is_some_and(|d| start.elapsed() >= d) {
-            break;
-        }
-        let Some(r) = g.next_frame(&mut buf) else {
-            break;
-        };
-        let out = r?;
-        let frame = buf
-            .get(..out.len)
-            .context("generator frame longer than its buffer")?;
-        if let Some(rate) = rate {
-            let due = rate.due_ns(s.frames, s.bytes);
-            if bound.duration.is_some_and(|d| due >= d.as_secs_f64() * 1e9) {
-                break; // the next frame is due after the deadline
-            }
-            wait_until(start, due);
-        }
-        sink.send(out.time_ns, frame)?;
-        s.frames += 1;
-        s.bytes += out.len as u64;
+    // Two threads, one per core: the generator fills batches of frames, this
+    // thread only paces and hands them to the sink (a syscall per frame), the
+    // way tcpreplay sends from a capture it preloaded. Batches are recycled,
+    // so nothing is allocated per frame.
+    const BATCH_FRAMES: usize = 64;
+    const BATCHES: usize = 8;
+    let (full_tx, full_rx) = mpsc::sync_channel::<anyhow::Result<Batch>>(BATCHES);
+    let (free_tx, free_rx) = mpsc::sync_channel::<Batch>(BATCHES);
+    for _ in 0..BATCHES {
+        free_tx
+            .send(Batch::with_capacity(BATCH_FRAMES))
+            .map_err(|_| anyhow::anyhow!("batch pool closed"))?;
     }
-    sink.finish()?;
-    s.elapsed = start.elapsed();
-    Ok(s)
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut g = Generator::new(scenario, seed);
+            while let Ok(mut batch) = free_rx.recv() {
+                batch.clear();
+                let mut ended = false;
+                while batch.frames.len() < BATCH_FRAMES {
+                    let at = batch.frames.len() * MAX_FRAME_LEN;
+                    match g.next_frame(&mut batch.bytes[at..at + MAX_FRAME_LEN]) {
+                        Some(Ok(out)) => batch.frames.push((out.time_ns, at..at + out.len)),
+                        Some(Err(e)) => {
+                            let _ = full_tx.send(Err(e.into()));
+                            return;
+                        }
+                        None => {
+                            ended = true;
+                            break;
+                        }
+                    }
+                }
+                let last = ended || batch.frames.is_empty();
+                if full_tx.send(Ok(batch)).is_err() || last {
+                    return; // the sender stopped, or the scenario ended
+                }
+            }
+        });
+        let mut s = SendSummary::default();
+        let start = Instant::now();
+        'batches: for batch in full_rx.iter() {
+            let batch = batch?;
+            for (time_ns, range) in &batch.frames {
+                if bound.count.is_some_and(|n| s.frames >= n)
+                    || bound.duration.is_some_and(|d| start.elapsed() >= d)
+                {
+                    break 'batches;
+                }
+                let frame = &batch.bytes[range.clone()];
+                if let Some(rate) = rate {
+                    let due = rate.due_ns(s.frames, s.bytes);
+                    if bound.duration.is_some_and(|d| due >= d.as_secs_f64() * 1e9) {
+                        break 'batches; // the next frame is due after the deadline
+                    }
+                    wait_until(start, due);
+                }
+                sink.send(*time_ns, frame)?;
+                s.frames += 1;
+                s.bytes += frame.len() as u64;
+            }
+            // Fails once the generator has finished: the batches still queued
+            // must be sent all the same, so the result does not matter.
+            let _ = free_tx.send(batch);
+        }
+        drop(free_tx); // lets the generator thread end
+        drop(full_rx);
+        sink.finish()?;
+        s.elapsed = start.elapsed();
+        Ok(s)
+    })
+}
+
+/// Frames generated ahead of sending: one `MAX_FRAME_LEN` slot per frame,
+/// and per frame its timestamp and byte range.
+struct Batch {
+    bytes: Vec<u8>,
+    frames: Vec<(u64, core::ops::Range<usize>)>,
+}
+
+impl Batch {
+    fn with_capacity(frames: usize) -> Batch {
+        Batch {
+            bytes: vec![0; frames * MAX_FRAME_LEN],
+            frames: Vec::with_capacity(frames),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.frames.clear();
+    }
 }
 
 /// Waits until `due_ns` after `start`: sleeps while far ahead, spins for the last stretch.
@@ -351,6 +414,36 @@ mod tests {
         let mut all = MemorySink::new();
         let s = send_into(&sc, 7, None, Bound::default(), &mut all).unwrap();
         assert_eq!(s.frames as usize, gen_sink.frames.len());
+    }
+
+    /// A sink slower than the generator, as a real interface is: the generator
+    /// thread finishes while batches are still queued, and all must be sent
+    /// (the last partial batch was once dropped that way).
+    #[test]
+    fn a_slow_sink_still_gets_every_frame() {
+        struct Slow(MemorySink);
+        impl FrameSink for Slow {
+            fn send(&mut self, time_ns: u64, frame: &[u8]) -> std::io::Result<()> {
+                std::thread::sleep(Duration::from_micros(20));
+                self.0.send(time_ns, frame)
+            }
+            fn finish(&mut self) -> std::io::Result<()> {
+                self.0.finish()
+            }
+        }
+        let sc = scenario();
+        let mut gen_sink = MemorySink::new();
+        crate::generate::generate_into(&sc, 3, &mut gen_sink).unwrap();
+        let mut slow = Slow(MemorySink::new());
+        let s = send_into(&sc, 3, None, Bound::default(), &mut slow).unwrap();
+        assert_eq!(s.frames as usize, gen_sink.frames.len());
+        assert!(
+            gen_sink.frames.len() % 64 != 0,
+            "the scenario should end mid-batch"
+        );
+        let got: Vec<&Vec<u8>> = slow.0.frames.iter().map(|f| &f.1).collect();
+        let want: Vec<&Vec<u8>> = gen_sink.frames.iter().map(|f| &f.1).collect();
+        assert_eq!(got, want);
     }
 
     #[test]
