@@ -180,6 +180,7 @@ pub fn replay(cfg: &AnalyzeConfig) -> anyhow::Result<Replay> {
     let mut reader = capture::open_all(&cfg.captures)?;
     let options = Options {
         roce_ports: &cfg.roce_ports,
+        ..Options::default()
     };
     let mut engine = Engine::new(EngineConfig {
         link_bps: cfg.link_bps,

@@ -182,6 +182,7 @@ fn frames(
 ) -> anyhow::Result<()> {
     let options = Options {
         roce_ports: &cfg.roce_ports,
+        ..Options::default()
     };
     let mut first_time = None;
     let mut shown = 0u64;

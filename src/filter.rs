@@ -25,8 +25,8 @@
 //!
 //! Bare words: `roce`/`rocev2` (BTH over UDP), `rocev1` (BTH after a GRH), `cnp`, `pfc`, `pause`,
 //! `cm`, `icrc_bad` (`icrc.valid == false`), `malformed`, `truncated`, `ce` (IP ECN = 3),
-//! `nak` (`aeth.kind == nak`), `rnr` (`aeth.kind == rnr_nak`). `tcp_bth` is accepted and never
-//! matches: TCP is not dissected yet. The replay-engine marks `loss`, `ooo`, `dup` and `retrans`
+//! `nak` (`aeth.kind == nak`), `rnr` (`aeth.kind == rnr_nak`). `tcp_bth` (a TCP segment with the
+//! `tcp_bth` option, tcp_bth.md §c). The replay-engine marks `loss`, `ooo`, `dup` and `retrans`
 //! need `rocescope analyze`; `dissect` rejects them with an error saying so (exit 2).
 //!
 //! Compiling turns every field name into the visitor's JSON path once; evaluating a frame walks
@@ -99,7 +99,6 @@ impl std::error::Error for FilterError {}
 
 #[derive(Debug, Clone)]
 enum Node {
-    Const(bool),
     Atom(u8),
     Not(Box<Node>),
     And(Box<Node>, Box<Node>),
@@ -425,7 +424,7 @@ impl Compiler<'_> {
                 let b = self.atom(name, path("bth"), Test::Exists)?;
                 Node::And(Box::new(a), Box::new(b))
             }
-            "tcp_bth" => Node::Const(false),
+            "tcp_bth" => self.atom(name, path("tcp_bth"), Test::Exists)?,
             "icrc_bad" => self.atom(name, path("icrc.valid"), Test::Cmp(Op::Eq, Lit::Int(0)))?,
             "truncated" => self.atom(name, Src::Flag(Flag::Truncated), Test::Exists)?,
             "malformed" => self.atom(name, Src::Flag(Flag::Malformed), Test::Exists)?,
@@ -713,7 +712,6 @@ impl Filter {
 
 fn eval_node(node: &Node, hits: u64) -> bool {
     match node {
-        Node::Const(b) => *b,
         Node::Atom(i) => hits & (1u64 << (i & 63)) != 0,
         Node::Not(a) => !eval_node(a, hits),
         Node::And(a, b) => eval_node(a, hits) && eval_node(b, hits),

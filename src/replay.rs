@@ -23,6 +23,7 @@ pub mod holes;
 pub mod latency;
 pub mod pfc;
 pub mod psn;
+pub mod tcp_bth;
 
 pub use engine::{CaptureStats, Engine, EngineConfig, Replay};
 pub use event::{FlowKey, Icrc, PacketEvent};

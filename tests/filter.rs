@@ -278,3 +278,93 @@ fn bad_filters_name_the_column() {
         assert!(!e.to_string().contains('\n'));
     }
 }
+
+/// §c.10 vector 1 as an IPv4 segment (the option block is the vector's, bytes verbatim).
+fn tcp_bth_frame() -> Vec<u8> {
+    use core::net::Ipv4Addr;
+    use rocescope_dissectors::builder::{L2, Policy, TcpFrame, TcpNetwork};
+    use rocescope_dissectors::ethernet::{self, Address, EtherType};
+    use rocescope_dissectors::ipv4::{self, IpProtocol};
+    use rocescope_dissectors::tcp::{self, Flags};
+    use rocescope_dissectors::tcp_bth::{self, Core, IcrcAlgorithm, V1};
+    let f = TcpFrame {
+        l2: L2::untagged(ethernet::Repr {
+            dst_addr: Address([2, 0, 0, 0, 0, 2]),
+            src_addr: Address([2, 0, 0, 0, 0, 1]),
+            ethertype: EtherType(0),
+        }),
+        network: TcpNetwork::Ipv4(ipv4::Repr {
+            src_addr: Ipv4Addr::new(10, 0, 0, 1),
+            dst_addr: Ipv4Addr::new(10, 0, 0, 2),
+            next_header: IpProtocol::TCP,
+            payload_len: 0,
+            hop_limit: 64,
+            dscp: 0,
+            ecn: 0,
+            ident: 1,
+            dont_frag: true,
+        }),
+        tcp: tcp::Repr {
+            src_port: 40000,
+            dst_port: 7471,
+            seq_number: 1000,
+            ack_number: 2000,
+            flags: Flags::ACK,
+            window_len: 501,
+            urgent_at: 0,
+            options: tcp::Options {
+                timestamps: Some((0x0102_0304, 0x0a0b_0c0d)),
+                tcp_bth: Some(tcp_bth::Repr::V1(V1 {
+                    kind: 254,
+                    exid: 0xEFAB,
+                    core: Core {
+                        flags: 1,
+                        opcode: rocescope_dissectors::Opcode(5),
+                        msn: 1,
+                        mbo_lo: 0,
+                        seg: 0,
+                        icrc: 0,
+                    },
+                    imm: 0xDEAD_BEEF,
+                    mlen: 11,
+                    mbo_hi: 0,
+                    rsvd8: 0,
+                    rsvd16: 0,
+                })),
+                ..tcp::Options::default()
+            },
+            payload_len: 11,
+        },
+        icrc_algorithm: IcrcAlgorithm::Crc32Ieee,
+    };
+    let mut buf = vec![0; f.buffer_len()];
+    let n = f
+        .emit(&mut buf, &Policy::default(), |p| {
+            p.copy_from_slice(b"hello world");
+        })
+        .unwrap();
+    buf.truncate(n);
+    buf
+}
+
+#[test]
+fn tcp_bth_fields() {
+    let t = tcp_bth_frame();
+    assert!(eval("tcp_bth", &t) && !eval("roce", &t));
+    assert!(eval(
+        "tcp.seq == 1000 && tcp.ack == 2000 && tcp.port == 7471",
+        &t
+    ));
+    assert!(eval("tcp.options.timestamp.tsval == 0x01020304", &t));
+    assert!(eval(
+        "tcp_bth.msn == 1 && tcp_bth.mlen == 11 && tcp_bth.imm == 0xdeadbeef",
+        &t
+    ));
+    assert!(eval(
+        "tcp_bth.opcode == RC_SEND_ONLY_WITH_IMMEDIATE && tcp_bth.icrc_valid",
+        &t
+    ));
+    assert!(eval("tcp_bth.format == \"v1\" && !tcp_bth.more", &t));
+    assert!(!eval("tcp_bth.msn == 2", &t));
+    assert!(!eval("tcp_bth", &write_only()));
+}

@@ -437,3 +437,118 @@ impl MacControlFrame {
         Ok(total)
     }
 }
+
+/// The network layer of a TCP frame; `next_header` and lengths are derived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TcpNetwork {
+    Ipv4(ipv4::Repr),
+    Ipv6(ipv6::Repr),
+}
+
+/// A TCP segment: L2, IPv4/IPv6, TCP with its options (timestamps, SACK,
+/// the `tcp_bth` option …) and `tcp.payload_len` payload bytes. The `tcp_bth`
+/// v1 ICRC (tcp_bth.md §c.6) and the TCP checksum are filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpFrame {
+    pub l2: L2,
+    pub network: TcpNetwork,
+    pub tcp: crate::tcp::Repr,
+    /// CRC used for the `tcp_bth` v1 ICRC.
+    pub icrc_algorithm: crate::tcp_bth::IcrcAlgorithm,
+}
+
+impl TcpFrame {
+    fn ip_header_len(&self) -> usize {
+        match self.network {
+            TcpNetwork::Ipv4(_) => ipv4::HEADER_LEN,
+            TcpNetwork::Ipv6(_) => ipv6::HEADER_LEN,
+        }
+    }
+
+    /// Bytes `emit` writes (Ethernet padding to 60 bytes included).
+    #[must_use]
+    pub fn buffer_len(&self) -> usize {
+        (self.l2.len() + self.ip_header_len() + self.tcp.buffer_len()).max(MIN_FRAME_LEN)
+    }
+
+    /// Build the frame into `buf`; `payload` fills the TCP payload. `policy`
+    /// gives the IPv4 checksum and the `tcp_bth` ICRC (`Corrupt` flips it);
+    /// its UDP setting is unused. Returns the frame length.
+    pub fn emit(
+        &self,
+        buf: &mut [u8],
+        policy: &Policy,
+        payload: impl FnOnce(&mut [u8]),
+    ) -> Result<usize, BuildError> {
+        use crate::tcp;
+        let total = self.buffer_len();
+        let have = buf.len();
+        let buf = buf
+            .get_mut(..total)
+            .ok_or(BuildError::BufferTooSmall { need: total, have })?;
+        if !self.tcp.is_valid() {
+            return Err(BuildError::InvalidRepr("TCP options longer than 40 bytes"));
+        }
+        let seg_len = self.tcp.buffer_len();
+        if seg_len > usize::from(u16::MAX) - ipv4::HEADER_LEN {
+            return Err(BuildError::InvalidRepr("payload too large for one packet"));
+        }
+        let inner = match self.network {
+            TcpNetwork::Ipv4(_) => EtherType::IPV4,
+            TcpNetwork::Ipv6(_) => EtherType::IPV6,
+        };
+        let net_at = self.l2.emit(buf, inner);
+        let tcp_at = net_at + self.ip_header_len();
+        let end = tcp_at + seg_len;
+        buf[end..].fill(0); // Ethernet padding
+        let header_len = self.tcp.header_len();
+        payload(&mut buf[tcp_at + header_len..end]);
+
+        let (src, dst) = match self.network {
+            TcpNetwork::Ipv4(ip) => {
+                let mut ip = ip;
+                ip.next_header = IpProtocol::TCP;
+                ip.payload_len = seg_len;
+                let mut packet = ipv4::Packet::new_unchecked(&mut buf[net_at..end]);
+                ip.emit(&mut packet, policy.ipv4_checksum);
+                if policy.corrupt_ipv4_checksum {
+                    let c = packet.checksum();
+                    packet.set_checksum(!c);
+                }
+                (IpAddr::V4(ip.src_addr), IpAddr::V4(ip.dst_addr))
+            }
+            TcpNetwork::Ipv6(ip) => {
+                let mut ip = ip;
+                ip.next_header = IpProtocol::TCP;
+                ip.payload_len = seg_len;
+                ip.emit(&mut ipv6::Packet::new_unchecked(&mut buf[net_at..end]));
+                (IpAddr::V6(ip.src_addr), IpAddr::V6(ip.dst_addr))
+            }
+        };
+        let segment = &mut buf[tcp_at..end];
+        self.tcp.emit(
+            &mut tcp::Packet::new_unchecked(&mut *segment),
+            &src,
+            &dst,
+            false,
+        );
+        // The tcp_bth ICRC covers the option and the payload, then the TCP
+        // checksum covers the ICRC.
+        let exid = self.tcp.options.tcp_bth.map(|b| b.exid());
+        if let Some(exid) = exid {
+            let (head, data) = segment.split_at_mut(header_len);
+            if let Some((at, _)) = tcp::find_tcp_bth(&head[tcp::HEADER_LEN..], exid) {
+                let mut option = crate::tcp_bth::Header::new_unchecked(&mut head[at..]);
+                option.fill_icrc(data, self.icrc_algorithm);
+                if let IcrcPolicy::Corrupt(x) = policy.icrc {
+                    if option.format() == Some(crate::tcp_bth::Format::V1) {
+                        let crc = option.icrc() ^ x.max(1);
+                        option.set_icrc(crc);
+                    }
+                }
+            }
+        }
+        tcp::Packet::new_unchecked(segment).fill_checksum(&src, &dst);
+        Ok(total)
+    }
+}

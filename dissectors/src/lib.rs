@@ -23,6 +23,8 @@ pub mod ipv6;
 pub mod mac_control;
 pub mod pretty;
 pub mod stack;
+pub mod tcp;
+pub mod tcp_bth;
 pub mod udp;
 pub mod vlan;
 

@@ -298,9 +298,180 @@ pub fn visit(d: &Dissected<'_>, v: &mut impl Visitor) {
         );
         v.end();
     }
+    if let Some(tcp) = &d.tcp {
+        tcp_fields(d, tcp, v, &at);
+    }
     if let Some(roce) = &d.roce {
         transport(roce, v, &at);
     }
+}
+
+fn tcp_fields(
+    d: &Dissected<'_>,
+    tcp: &crate::tcp::Packet<&[u8]>,
+    v: &mut impl Visitor,
+    at: &impl Fn(usize, usize) -> Range<usize>,
+) {
+    let t = d.tcp_offset;
+    v.begin(
+        "tcp",
+        "Transmission Control Protocol",
+        at(t, tcp.header_len()),
+    );
+    v.field(
+        "srcport",
+        "Source Port",
+        Value::Uint(u64::from(tcp.src_port())),
+        at(t, 2),
+    );
+    v.field(
+        "dstport",
+        "Destination Port",
+        Value::Uint(u64::from(tcp.dst_port())),
+        at(t + 2, 2),
+    );
+    v.field(
+        "seq",
+        "Sequence Number",
+        Value::Uint(u64::from(tcp.seq_number())),
+        at(t + 4, 4),
+    );
+    v.field(
+        "ack",
+        "Acknowledgment Number",
+        Value::Uint(u64::from(tcp.ack_number())),
+        at(t + 8, 4),
+    );
+    v.field(
+        "flags",
+        "Flags",
+        Value::Hex(u64::from(tcp.flags().0), 3),
+        at(t + 12, 2),
+    );
+    v.field(
+        "window",
+        "Window",
+        Value::Uint(u64::from(tcp.window_len())),
+        at(t + 14, 2),
+    );
+    let mut opt_at = crate::tcp::HEADER_LEN;
+    let mut it = tcp.options();
+    while let Some(opt) = it.next() {
+        if let Ok(crate::tcp::TcpOption::Timestamps { tsval, tsecr }) = opt {
+            let o = t + opt_at;
+            v.field(
+                "ts_val",
+                "Timestamp Value",
+                Value::Uint(u64::from(tsval)),
+                at(o + 2, 4),
+            );
+            v.field(
+                "ts_ecr",
+                "Timestamp Echo Reply",
+                Value::Uint(u64::from(tsecr)),
+                at(o + 6, 4),
+            );
+            break;
+        }
+        opt_at = crate::tcp::HEADER_LEN + tcp.options_bytes().len() - it.remaining();
+    }
+    v.end();
+    if let Some(bth) = d.tcp_bth() {
+        tcp_bth_fields(&bth, v, at);
+    }
+    let payload_at = t + tcp.header_len();
+    v.field(
+        "payload_len",
+        "Payload Length",
+        Value::Uint(d.tcp_payload_len() as u64),
+        at(payload_at, tcp.payload().len()),
+    );
+}
+
+fn tcp_bth_fields(
+    bth: &crate::stack::TcpBth<'_>,
+    v: &mut impl Visitor,
+    at: &impl Fn(usize, usize) -> Range<usize>,
+) {
+    use crate::tcp_bth::{Format, IcrcAlgorithm};
+    let h = &bth.header;
+    let o = bth.offset;
+    let Some(format) = h.format() else {
+        return;
+    };
+    v.begin(
+        "tcp_bth",
+        "tcp_bth RDMA Framing Option",
+        at(o, format.len()),
+    );
+    v.field("format", "Format", Value::Str(format.name()), at(o + 1, 1));
+    v.field(
+        "exid",
+        "Experiment ID",
+        Value::Hex(u64::from(h.exid()), 4),
+        at(o + 2, 2),
+    );
+    if format != Format::Syn {
+        v.field(
+            "opcode",
+            "Opcode",
+            Value::Uint(u64::from(h.opcode().0)),
+            at(o + 5, 1),
+        );
+        let mut name = OpcodeName::default();
+        v.field(
+            "opcode_name",
+            "Opcode Name",
+            Value::Str(name.of(h.opcode())),
+            at(o + 5, 1),
+        );
+        v.field(
+            "msn",
+            "Message Sequence Number",
+            Value::Uint(u64::from(h.msn())),
+            at(o + 6, 2),
+        );
+        v.field(
+            "mbo",
+            "Message Byte Offset",
+            Value::Uint(u64::from(h.mbo())),
+            at(o + 8, 3),
+        );
+        v.field(
+            "seg",
+            "Segment",
+            Value::Uint(u64::from(h.seg())),
+            at(o + 11, 1),
+        );
+        v.field("more", "More Segments", Value::Bool(h.more()), at(o + 4, 1));
+        if format == Format::V1 {
+            v.field(
+                "imm",
+                "Immediate Data",
+                Value::Hex(u64::from(h.imm()), 8),
+                at(o + 16, 4),
+            );
+            v.field(
+                "mlen",
+                "Message Length",
+                Value::Uint(u64::from(h.mlen())),
+                at(o + 20, 4),
+            );
+        }
+        v.field(
+            "icrc",
+            "ICRC",
+            Value::Hex(u64::from(h.icrc()), 8),
+            at(o + 12, 4),
+        );
+        let valid = match bth.icrc_status(IcrcAlgorithm::Crc32Ieee) {
+            IcrcStatus::Valid => Value::Bool(true),
+            IcrcStatus::Invalid { .. } => Value::Bool(false),
+            IcrcStatus::NotVerifiable => Value::Null,
+        };
+        v.field("icrc_valid", "ICRC Valid", valid, at(o + 12, 4));
+    }
+    v.end();
 }
 
 fn mac_control(

@@ -15,17 +15,29 @@ use crate::ib::opcode::{ExtHeader, OpcodeInfo, Operation};
 use crate::icrc::{self, Encapsulation, ICRC_LEN, IcrcStatus};
 use crate::ipv4::{self, IpProtocol};
 use crate::{Opcode, Qpn};
-use crate::{grh, ipv6, mac_control, udp, vlan};
+use crate::{grh, ipv6, mac_control, tcp, tcp_bth, udp, vlan};
 
 /// At most this many VLAN tags are decoded (more are reported as unsupported).
 pub const MAX_VLANS: usize = 4;
 /// RoCEv2's UDP destination port.
 pub const ROCEV2_PORT: u16 = 4791;
 
-/// How to dissect: which UDP destination ports carry RoCEv2 besides 4791.
-#[derive(Debug, Clone, Copy, Default)]
+/// How to dissect: which UDP destination ports carry RoCEv2 besides 4791,
+/// and the ExID of the `tcp_bth` TCP option (tcp_bth.md §c.1).
+#[derive(Debug, Clone, Copy)]
 pub struct Options<'p> {
     pub roce_ports: &'p [u16],
+    /// Default [`tcp_bth::TCP_BTH_EXID_DEFAULT`] (0xEFAB).
+    pub tcp_bth_exid: u16,
+}
+
+impl Default for Options<'_> {
+    fn default() -> Self {
+        Options {
+            roce_ports: &[],
+            tcp_bth_exid: tcp_bth::TCP_BTH_EXID_DEFAULT,
+        }
+    }
 }
 
 impl Options<'_> {
@@ -234,6 +246,32 @@ impl<'a> Roce<'a> {
     }
 }
 
+/// A `tcp_bth` option found in a TCP segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpBth<'a> {
+    /// The option (kind through its last byte); its length byte is 4, 24 or 28.
+    pub header: tcp_bth::Header<&'a [u8]>,
+    /// Offset of the option's kind byte in the frame.
+    pub offset: usize,
+    /// The TCP payload as captured.
+    pub payload: &'a [u8],
+    /// Whether the whole payload (per the IP length) was captured.
+    pub payload_complete: bool,
+}
+
+impl TcpBth<'_> {
+    /// The v1 ICRC verdict (§c.6); `NotVerifiable` for the SYN and enf
+    /// forms and for a cut-short payload (a snaplen capture: "skipped").
+    #[must_use]
+    pub fn icrc_status(&self, algorithm: tcp_bth::IcrcAlgorithm) -> IcrcStatus {
+        if self.payload_complete {
+            self.header.verify_icrc(self.payload, algorithm)
+        } else {
+            IcrcStatus::NotVerifiable
+        }
+    }
+}
+
 /// Everything that was decoded from one frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dissected<'a> {
@@ -251,6 +289,13 @@ pub struct Dissected<'a> {
     pub udp: Option<udp::Packet<&'a [u8]>>,
     pub udp_offset: usize,
     pub roce: Option<Roce<'a>>,
+    /// The TCP segment as captured (clipped to the IP length).
+    pub tcp: Option<tcp::Packet<&'a [u8]>>,
+    pub tcp_offset: usize,
+    /// Segment length per the IP length fields (header + payload).
+    tcp_len: u32,
+    /// Offset of the `tcp_bth` option in the frame; 0 when there is none.
+    tcp_bth_offset: u16,
 }
 
 impl<'a> Dissected<'a> {
@@ -266,6 +311,10 @@ impl<'a> Dissected<'a> {
             udp: None,
             udp_offset: 0,
             roce: None,
+            tcp: None,
+            tcp_offset: 0,
+            tcp_len: 0,
+            tcp_bth_offset: 0,
         }
     }
 
@@ -307,6 +356,35 @@ impl<'a> Dissected<'a> {
             Some(Network::MacControl(p)) => Some(p),
             _ => None,
         }
+    }
+
+    /// The `tcp_bth` option of a TCP segment, if it has one with the configured ExID.
+    #[must_use]
+    pub fn tcp_bth(&self) -> Option<TcpBth<'a>> {
+        if self.tcp_bth_offset == 0 {
+            return None;
+        }
+        let tcp = self.tcp?;
+        let offset = usize::from(self.tcp_bth_offset);
+        let len = usize::from(*self.frame.get(offset + 1)?);
+        let option = self.frame.get(offset..offset + len)?;
+        let header_len = tcp.header_len();
+        let segment: &'a [u8] = tcp.into_inner();
+        let payload = segment.get(header_len..).unwrap_or_default();
+        let complete = usize::try_from(self.tcp_len).is_ok_and(|l| segment.len() >= l);
+        Some(TcpBth {
+            header: tcp_bth::Header::new_unchecked(option),
+            offset,
+            payload,
+            payload_complete: complete,
+        })
+    }
+
+    /// TCP payload length per the IP length fields (whatever was captured).
+    #[must_use]
+    pub fn tcp_payload_len(&self) -> usize {
+        let header = self.tcp.as_ref().map_or(0, tcp::Packet::header_len);
+        usize::try_from(self.tcp_len).map_or(0, |l| l.saturating_sub(header))
     }
 
     /// ICRC verdict; `NotVerifiable` for frames without RoCE.
@@ -435,6 +513,9 @@ fn ipv4_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &Options<'_>) -> Re
     let (datagram, cut) = clip(frame, at, total_len, Layer::Ipv4);
     d.network = Some(Network::Ipv4(ipv4::Packet::new_unchecked(datagram)));
     if ip.next_header() != IpProtocol::UDP || ip.frag_offset() != 0 || ip.more_frags() {
+        if ip.next_header() == IpProtocol::TCP && ip.frag_offset() == 0 && !ip.more_frags() {
+            return tcp_layer(d, at + header_len, total_len - header_len, options, cut);
+        }
         return cut.map_or(Ok(()), Err);
     }
     let encapsulation = Encapsulation::Ipv4 { header_len };
@@ -461,6 +542,9 @@ fn ipv6_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &Options<'_>) -> Re
     let (datagram, cut) = clip(frame, at, ipv6::HEADER_LEN + payload_len, Layer::Ipv6);
     d.network = Some(Network::Ipv6(ipv6::Packet::new_unchecked(datagram)));
     if ip.next_header() != IpProtocol::UDP {
+        if ip.next_header() == IpProtocol::TCP {
+            return tcp_layer(d, at + ipv6::HEADER_LEN, payload_len, options, cut);
+        }
         return cut.map_or(Ok(()), Err);
     }
     udp_layer(
@@ -513,6 +597,60 @@ fn udp_layer<'a>(
         encapsulation,
         cut,
     )
+}
+
+/// TCP inside an IP datagram whose length fields give `l4_len` bytes from `at`.
+/// The header and its options must be captured; the payload may be cut short.
+fn tcp_layer(
+    d: &mut Dissected<'_>,
+    at: usize,
+    l4_len: usize,
+    options: &Options<'_>,
+    ip_cut: Option<WireError>,
+) -> Result<()> {
+    let frame = d.frame;
+    let rest = frame.get(at..).unwrap_or(&[]);
+    if l4_len < tcp::HEADER_LEN {
+        return Err(malformed(Layer::Tcp, at, Malformed::LengthTooShort));
+    }
+    crate::error::need(Layer::Tcp, tcp::HEADER_LEN, rest.len()).map_err(|e| e.rebased(at))?;
+    let header_len = tcp::Packet::new_unchecked(rest).header_len();
+    if header_len < tcp::HEADER_LEN {
+        return Err(malformed(Layer::Tcp, at + 12, Malformed::HeaderLength));
+    }
+    if header_len > l4_len {
+        return Err(malformed(Layer::Tcp, at + 12, Malformed::LengthTooShort));
+    }
+    crate::error::need(Layer::Tcp, header_len, rest.len()).map_err(|e| e.rebased(at))?;
+    let (segment, cut) = clip(frame, at, l4_len, Layer::Tcp);
+    let packet = tcp::Packet::new_unchecked(segment);
+    d.tcp = Some(packet);
+    d.tcp_offset = at;
+    d.tcp_len = u32::try_from(l4_len).unwrap_or(u32::MAX);
+    let mut walk_err = None;
+    let mut it = tcp::OptionIter::new(packet.options_bytes());
+    let mut opt_at = tcp::HEADER_LEN;
+    while let Some(opt) = it.next() {
+        match opt {
+            Ok(tcp::TcpOption::Experimental { exid, option, .. })
+                if exid == options.tcp_bth_exid =>
+            {
+                let found = option
+                    .get(1)
+                    .is_some_and(|&l| tcp_bth::Format::from_len(l).is_some());
+                if found && d.tcp_bth_offset == 0 {
+                    d.tcp_bth_offset = u16::try_from(at + opt_at).unwrap_or(0);
+                }
+            }
+            Err(e) if walk_err.is_none() => walk_err = Some(e.rebased(at)),
+            _ => {}
+        }
+        opt_at = tcp::HEADER_LEN + packet.options_bytes().len() - it.remaining();
+    }
+    match walk_err.or(ip_cut).or(cut) {
+        Some(err) => Err(err),
+        None => Ok(()),
+    }
 }
 
 fn grh_layer(d: &mut Dissected<'_>, at: usize) -> Result<()> {

@@ -351,3 +351,115 @@ prop_compose! {
 pub fn cm_message() -> impl Strategy<Value = crate::cm::CmMessage> {
     prop_oneof![cm_req(), cm_rep(), cm_short(), cm_other()]
 }
+
+// --- tcp, tcp_bth ---
+
+prop_compose! {
+    pub fn tcp_bth_core()(
+        flags in any::<u8>(),
+        opcode in any::<u8>(),
+        msn in any::<u16>(),
+        mbo_lo in 0u32..=0x00FF_FFFF,
+        seg in any::<u8>(),
+        icrc in any::<u32>(),
+    ) -> crate::tcp_bth::Core {
+        crate::tcp_bth::Core { flags, opcode: Opcode(opcode), msn, mbo_lo, seg, icrc }
+    }
+}
+
+/// Any `tcp_bth` option (v1 never with TSP, which v1 forbids).
+pub fn tcp_bth() -> impl Strategy<Value = crate::tcp_bth::Repr> {
+    use crate::tcp_bth::{Core, Enf, Repr, V1, flags::TSP};
+    let kind = prop_oneof![Just(253u8), Just(254u8)];
+    prop_oneof![
+        (kind.clone(), any::<u16>()).prop_map(|(kind, exid)| Repr::Syn { kind, exid }),
+        (
+            kind.clone(),
+            any::<u16>(),
+            tcp_bth_core(),
+            any::<u32>(),
+            any::<u32>()
+        )
+            .prop_map(|(kind, exid, core, ts, ts_echo)| Repr::Enf(Enf {
+                kind,
+                exid,
+                core,
+                ts,
+                ts_echo
+            })),
+        (
+            kind,
+            any::<u16>(),
+            tcp_bth_core(),
+            any::<(u32, u32, u8, u8, u16)>()
+        )
+            .prop_map(|(kind, exid, core, (imm, mlen, mbo_hi, rsvd8, rsvd16))| {
+                let core = Core {
+                    flags: core.flags & !TSP,
+                    ..core
+                };
+                Repr::V1(V1 {
+                    kind,
+                    exid,
+                    core,
+                    imm,
+                    mlen,
+                    mbo_hi,
+                    rsvd8,
+                    rsvd16,
+                })
+            }),
+    ]
+}
+
+prop_compose! {
+    /// Options that fit the 40-byte area; `tcp_bth` with the default ExID.
+    pub fn tcp_options()(
+        mss in proptest::option::of(any::<u16>()),
+        window_scale in proptest::option::of(any::<u8>()),
+        sack_permitted in any::<bool>(),
+        timestamps in proptest::option::of(any::<(u32, u32)>()),
+        sack in proptest::collection::vec(any::<(u32, u32)>(), 0..=3),
+        bth in proptest::option::of(tcp_bth()),
+    ) -> crate::tcp::Options {
+        let mut blocks = [None; crate::tcp::MAX_SACK_BLOCKS];
+        for (slot, b) in blocks.iter_mut().zip(sack) {
+            *slot = Some(b);
+        }
+        let tcp_bth = bth.map(|b| match b {
+            crate::tcp_bth::Repr::Syn { kind, .. } => crate::tcp_bth::Repr::Syn { kind, exid: crate::tcp_bth::TCP_BTH_EXID_DEFAULT },
+            crate::tcp_bth::Repr::Enf(e) => crate::tcp_bth::Repr::Enf(crate::tcp_bth::Enf { exid: crate::tcp_bth::TCP_BTH_EXID_DEFAULT, ..e }),
+            crate::tcp_bth::Repr::V1(v) => crate::tcp_bth::Repr::V1(crate::tcp_bth::V1 { exid: crate::tcp_bth::TCP_BTH_EXID_DEFAULT, ..v }),
+        });
+        let mut o = crate::tcp::Options { mss, window_scale, sack_permitted, timestamps, sack: blocks, tcp_bth };
+        // drop what does not fit, least important first
+        while o.len() > crate::tcp::MAX_OPTIONS_LEN {
+            if let Some(slot) = o.sack.iter_mut().rev().find(|s| s.is_some()) {
+                *slot = None;
+            } else if o.mss.is_some() {
+                o.mss = None;
+            } else {
+                o.window_scale = None;
+            }
+        }
+        o
+    }
+}
+
+prop_compose! {
+    pub fn tcp()(
+        ports in any::<(u16, u16)>(),
+        seq_number in any::<u32>(),
+        ack_number in any::<u32>(),
+        flags in 0u16..0x200,
+        window_len in any::<u16>(),
+        urgent_at in any::<u16>(),
+        options in tcp_options(),
+        payload_len in 0usize..64,
+    ) -> crate::tcp::Repr {
+        crate::tcp::Repr {
+            src_port: ports.0, dst_port: ports.1, seq_number, ack_number,
+            flags: crate::tcp::Flags(flags), window_len, urgent_at, options, payload_len,
+        }
+    }
+}

@@ -850,6 +850,7 @@ fn roce_ports_option_adds_a_port() {
         Start::Ethernet,
         &Options {
             roce_ports: &[4792],
+            ..Options::default()
         },
     );
     assert_eq!(err, None);
@@ -865,6 +866,7 @@ fn roce_ports_option_adds_a_port() {
         Start::Ethernet,
         &Options {
             roce_ports: &[4792],
+            ..Options::default()
         },
     );
     assert!(d.roce.is_some());

@@ -90,6 +90,13 @@ impl<E: Copy, const LANES: usize> EventQueue<E, LANES> {
         }
     }
 
+    /// Time of the event `pop` would take next.
+    pub fn peek_time(&self) -> Option<u64> {
+        let lanes = self.lanes.iter().filter_map(|q| q.front().map(|f| f.t));
+        let heap = self.heap.peek().map(|Reverse(h)| h.t);
+        lanes.chain(heap).min()
+    }
+
     pub fn clear(&mut self) {
         for q in &mut self.lanes {
             q.clear();

@@ -14,8 +14,10 @@ mod events;
 mod rng;
 pub mod scenario;
 mod sim;
+pub mod tcp_bth;
 pub mod truth;
 
 pub use scenario::{CapturePoint, Scenario, ScenarioError};
 pub use sim::{FrameOut, GenError, Generator, MAX_FRAME_LEN};
+pub use tcp_bth::TcpBthTruth;
 pub use truth::{CaptureTruth, FlowTruth, Naks, PfcTruth, Truth};

@@ -48,6 +48,9 @@ pub enum TransportKind {
     Rc,
     Uc,
     Ud,
+    /// RDMA messages over TCP with the `tcp_bth` option (tcp_bth.md §c): no
+    /// QPNs; `udp_sport` is the client's TCP port, `tcp_port` the server's.
+    TcpBth,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,8 +92,12 @@ pub struct Connection {
     pub transport: TransportKind,
     pub requester: usize,
     pub responder: usize,
+    /// 0 on a `tcp_bth` connection.
     pub requester_qpn: u32,
+    /// 0 on a `tcp_bth` connection.
     pub responder_qpn: u32,
+    /// `tcp_bth`: the server's (responder's) TCP port.
+    pub tcp_port: u16,
     pub start_psn: u32,
     pub pmtu: u32,
     pub udp_sport: u16,
@@ -255,8 +262,9 @@ struct RawConnection {
     transport: S<String>,
     requester: S<String>,
     responder: S<String>,
-    requester_qpn: S<u32>,
-    responder_qpn: S<u32>,
+    requester_qpn: Option<S<u32>>,
+    responder_qpn: Option<S<u32>>,
+    tcp_port: Option<S<u16>>,
     start_psn: Option<S<u64>>,
     pmtu: Option<S<u32>>,
     udp_sport: Option<S<u16>>,
@@ -601,11 +609,12 @@ impl Scenario {
                 "rc" => TransportKind::Rc,
                 "uc" => TransportKind::Uc,
                 "ud" => TransportKind::Ud,
+                "tcp_bth" => TransportKind::TcpBth,
                 other => {
                     return Err(ctx.err(
                         c.transport.span(),
                         "connection.transport",
-                        format!("unknown transport {other:?} (rc, uc, ud)"),
+                        format!("unknown transport {other:?} (rc, uc, ud, tcp_bth)"),
                     ));
                 }
             };
@@ -625,10 +634,18 @@ impl Scenario {
                     "requester and responder must use the same IP version",
                 ));
             }
+            let is_tcp = transport == TransportKind::TcpBth;
             for (qpn, host, key) in [
                 (&c.requester_qpn, requester, "connection.requester_qpn"),
                 (&c.responder_qpn, responder, "connection.responder_qpn"),
             ] {
+                if is_tcp {
+                    if let Some(q) = qpn {
+                        return Err(ctx.err(q.span(), key, "a tcp_bth connection has no QPs"));
+                    }
+                    continue;
+                }
+                let qpn = req(&ctx, qpn, &c.name, key)?;
                 let q = *qpn.get_ref();
                 if !(2..=0x00FF_FFFF).contains(&q) {
                     return Err(ctx.err(
@@ -727,8 +744,9 @@ impl Scenario {
                 transport,
                 requester,
                 responder,
-                requester_qpn: *c.requester_qpn.get_ref(),
-                responder_qpn: *c.responder_qpn.get_ref(),
+                requester_qpn: c.requester_qpn.as_ref().map_or(0, |q| *q.get_ref()),
+                responder_qpn: c.responder_qpn.as_ref().map_or(0, |q| *q.get_ref()),
+                tcp_port: opt(c.tcp_port.as_ref(), 7471),
                 #[allow(clippy::cast_possible_truncation)] // checked ≤ 2^24 - 1
                 start_psn: start_psn as u32,
                 pmtu,
@@ -788,6 +806,7 @@ impl Scenario {
                 TransportKind::Rc => true,
                 TransportKind::Uc => matches!(op, OpKind::Send | OpKind::Write),
                 TransportKind::Ud => op == OpKind::Send,
+                TransportKind::TcpBth => matches!(op, OpKind::Send | OpKind::Write),
             };
             if !allowed {
                 return Err(ctx.err(

@@ -36,6 +36,7 @@ use crate::rng::Rng;
 use crate::scenario::{
     CapturePoint, FaultKind, OpKind, Scenario, Selector, SizeDist, TransportKind,
 };
+use crate::tcp_bth::TcpModel;
 use crate::truth::{Seen, Truth, TruthEngine};
 
 /// The largest frame the generator emits (PMTU 4096 plus every header).
@@ -247,6 +248,8 @@ pub struct Generator<'s> {
     slab: Vec<Pkt>,
     free: Vec<u32>,
     truth: TruthEngine,
+    /// The `tcp_bth` connections, merged into the capture by time.
+    tcp: TcpModel,
     frames: u64,
     stopped: bool,
 }
@@ -259,7 +262,7 @@ fn ser_ns(len: usize, link_bps: u64) -> u64 {
 fn opcode_for(t: TransportKind, op: OpKind, pos: Position, imm: bool, inval: bool) -> Opcode {
     use Position::{First, Last, Middle, Only};
     let base: u8 = match t {
-        TransportKind::Rc => 0x00,
+        TransportKind::Rc | TransportKind::TcpBth => 0x00,
         TransportKind::Uc => 0x20,
         TransportKind::Ud => {
             return if imm {
@@ -316,7 +319,9 @@ impl<'s> Generator<'s> {
                 .traffic
                 .iter()
                 .enumerate()
-                .filter(|(_, t)| t.connection == ci && t.messages > 0)
+                .filter(|(_, t)| {
+                    t.connection == ci && t.messages > 0 && c.transport != TransportKind::TcpBth
+                })
                 .map(|(i, t)| (i, t.messages))
                 .collect();
             let left = mix.iter().map(|m| m.1).fold(0u64, u64::saturating_add);
@@ -403,10 +408,14 @@ impl<'s> Generator<'s> {
             slab: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
             truth: TruthEngine::new(flow_keys, sc.link_bps),
+            tcp: TcpModel::new(sc, seed),
             frames: 0,
             stopped: false,
         };
         for ci in 0..sc.connections.len() {
+            if sc.connections[ci].transport == TransportKind::TcpBth {
+                continue; // modelled by `tcp_bth::TcpModel`
+            }
             let ci16 = u16::try_from(ci).unwrap_or(u16::MAX);
             let at = sc.connections[ci].start_ns;
             g.qps[ci].tx_pending = true;
@@ -450,6 +459,24 @@ impl<'s> Generator<'s> {
             }));
         }
         loop {
+            // a tcp_bth segment goes first when nothing of the RoCE model comes before it
+            if let Some(tt) = self.tcp.peek() {
+                let roce_next = self
+                    .captured
+                    .front()
+                    .map(|c| c.0)
+                    .or_else(|| self.events.peek_time());
+                if roce_next.is_none_or(|r| tt < r) {
+                    if tt > self.sc.stop_ns || self.frames >= self.sc.max_frames {
+                        self.stopped = true;
+                        self.captured.clear();
+                        self.events.clear();
+                        return None;
+                    }
+                    self.frames += 1;
+                    return Some(self.build_tcp(buf));
+                }
+            }
             if let Some((t, c)) = self.captured.pop_front() {
                 if self.frames >= self.sc.max_frames {
                     self.stopped = true;
@@ -492,7 +519,25 @@ impl<'s> Generator<'s> {
     /// What §6 says the frames generated so far show (call after the last frame).
     #[must_use]
     pub fn truth(&self) -> Truth {
-        self.truth.finish(!self.stopped && self.events.is_empty())
+        let mut t = self.truth.finish(!self.stopped && self.events.is_empty());
+        t.tcp_bth = self.tcp.truth();
+        t
+    }
+
+    fn build_tcp(&mut self, buf: &mut [u8]) -> Result<FrameOut, GenError> {
+        let Some(r) = self.tcp.build_next(self.sc, buf) else {
+            return Err(GenError::Build(BuildError::InvalidRepr(
+                "no tcp_bth segment",
+            )));
+        };
+        let (t, len, has_bth) = r?;
+        let time_ns = self.sc.start_ns.saturating_add(t);
+        self.truth.tcp(time_ns, has_bth);
+        Ok(FrameOut {
+            time_ns,
+            len,
+            orig_len: len,
+        })
     }
 
     /// Frames generated so far.

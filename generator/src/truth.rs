@@ -30,6 +30,9 @@ pub struct Truth {
     pub capture: CaptureTruth,
     pub flows: Vec<FlowTruth>,
     pub pfc: Vec<PfcTruth>,
+    /// interfaces.md §6.6 `tcp_bth`: per TCP connection direction (left out when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tcp_bth: Vec<crate::tcp_bth::TcpBthTruth>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
@@ -441,6 +444,14 @@ impl TruthEngine {
         self.order += 1;
     }
 
+    /// A captured TCP segment of a `tcp_bth` connection.
+    pub(crate) fn tcp(&mut self, time: u64, has_tcp_bth: bool) {
+        self.frame(time, false);
+        if has_tcp_bth {
+            self.capture.tcp_bth_frames += 1;
+        }
+    }
+
     pub(crate) fn roce(&mut self, s: &Seen) {
         self.frame(s.time, s.truncated);
         self.capture.roce_frames += 1;
@@ -707,6 +718,7 @@ impl TruthEngine {
             capture: self.capture.clone(),
             flows: flows.into_iter().map(|(_, f)| f).collect(),
             pfc: pfc.into_iter().map(|(_, p)| p).collect(),
+            tcp_bth: Vec::new(),
         }
     }
 }

@@ -14,7 +14,7 @@ struct Report<'a> {
     capture: CaptureJson,
     flows: Vec<FlowJson>,
     pfc: Vec<PfcJson>,
-    tcp_bth: [(); 0],
+    tcp_bth: &'a [crate::replay::tcp_bth::TcpBthRow],
     events: Events<'a>,
 }
 
@@ -240,7 +240,7 @@ pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::R
                 storms: r.storms,
             })
             .collect(),
-        tcp_bth: [],
+        tcp_bth: &replay.tcp_bth,
         events: Events(&replay.events),
     };
     serde_json::to_writer_pretty(&mut *out, &report).map_err(io::Error::from)?;

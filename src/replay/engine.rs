@@ -83,6 +83,8 @@ pub struct Engine {
     /// Reused output of the request-stream steps.
     scratch: StepOut,
     finished: bool,
+    /// interfaces.md §7: messages over TCP with the `tcp_bth` option.
+    tcp_bth: super::tcp_bth::TcpBthTracker,
 }
 
 /// Everything the replay decided.
@@ -93,6 +95,8 @@ pub struct Replay {
     pub pfc: Vec<super::pfc::PfcRow>,
     /// Sorted by frame number (stable).
     pub events: Vec<Finding>,
+    /// §6.6 `tcp_bth`: per TCP connection direction.
+    pub tcp_bth: Vec<super::tcp_bth::TcpBthRow>,
 }
 
 impl Engine {
@@ -111,6 +115,7 @@ impl Engine {
             events: Vec::new(),
             scratch: StepOut::default(),
             finished: false,
+            tcp_bth: super::tcp_bth::TcpBthTracker::default(),
         }
     }
 
@@ -184,6 +189,9 @@ impl Engine {
             return;
         }
         self.tick(view.frame.time_ns);
+        if d.tcp.is_some() && self.tcp_bth.frame(d) {
+            self.capture.tcp_bth_frames += 1;
+        }
         // RoCE frames without a usable BTH still count (malformed ones included, §6.5).
         if let Some(udp) = d.udp.as_ref() {
             let port = udp.dst_port();
@@ -681,6 +689,7 @@ impl Engine {
             flows: self.flows,
             pfc,
             events: self.events,
+            tcp_bth: self.tcp_bth.rows(),
         }
     }
 }

@@ -457,6 +457,7 @@ impl App {
         let first = self.index.first().map_or(0, |e| e.time_ns);
         let options = Options {
             roce_ports: &self.roce_ports,
+            ..Options::default()
         };
         let view = FrameView::new(entry.frame(number, &buf), &options, first);
         Some(f(&view))

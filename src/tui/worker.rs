@@ -150,6 +150,7 @@ fn replay(cfg: &WorkerCfg, tx: &Sender<Update>, stop: &AtomicBool) -> Result<Rep
     let mut reader = CaptureReader::open(&cfg.path).map_err(|e| e.to_string())?;
     let options = Options {
         roce_ports: &cfg.roce_ports,
+        ..Options::default()
     };
     let mut engine = Engine::new(EngineConfig {
         link_bps: cfg.link_bps,
@@ -285,6 +286,7 @@ pub fn spawn_filter(
             };
             let options = Options {
                 roce_ports: &cfg.roce_ports,
+                ..Options::default()
             };
             let mut first = None;
             let mut chunk = Vec::new();
