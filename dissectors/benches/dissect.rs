@@ -93,7 +93,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("ack", |b| {
         b.iter(|| {
             let d = stack::dissect(black_box(&ack)).expect("ack");
-            black_box(d.roce.map(|r| r.bth.psn()))
+            black_box(d.roce.as_ref().map(|r| r.bth.psn()))
         });
     });
     g.bench_function("ack+icrc", |b| {
@@ -102,7 +102,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("write_1k", |b| {
         b.iter(|| {
             let d = stack::dissect(black_box(&write)).expect("write");
-            black_box(d.roce.map(|r| r.bth.psn()))
+            black_box(d.roce.as_ref().map(|r| r.bth.psn()))
         });
     });
     g.bench_function("write_1k+icrc", |b| {
