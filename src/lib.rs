@@ -10,6 +10,7 @@ pub mod config;
 pub mod dissect;
 pub mod filter;
 pub mod generate;
+pub mod pipeline;
 pub mod replay;
 pub mod send;
 pub mod sink;

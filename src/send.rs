@@ -9,12 +9,12 @@
 
 use std::fmt;
 use std::fs;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use rocescope_generator::{Generator, MAX_FRAME_LEN, Scenario};
+use rocescope_generator::Scenario;
 
 use crate::sink::FrameSink;
 
@@ -243,97 +243,32 @@ pub fn send_into(
     bound: Bound,
     sink: &mut dyn FrameSink,
 ) -> anyhow::Result<SendSummary> {
-    // Two threads, one per core: the generator fills batches of frames, this
-    // thread only paces and hands them to the sink (a syscall per frame), the
-    // way tcpreplay sends from a capture it preloaded. Batches are recycled,
-    // so nothing is allocated per frame.
-    const BATCH_FRAMES: usize = 64;
-    const BATCHES: usize = 8;
-    let (full_tx, full_rx) = mpsc::sync_channel::<anyhow::Result<Batch>>(BATCHES);
-    let (free_tx, free_rx) = mpsc::sync_channel::<Batch>(BATCHES);
-    for _ in 0..BATCHES {
-        free_tx
-            .send(Batch::with_capacity(BATCH_FRAMES))
-            .map_err(|_| anyhow::anyhow!("batch pool closed"))?;
-    }
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            let mut g = Generator::new(scenario, seed);
-            while let Ok(mut batch) = free_rx.recv() {
-                batch.clear();
-                let mut ended = false;
-                while batch.frames.len() < BATCH_FRAMES {
-                    let at = batch.frames.len() * MAX_FRAME_LEN;
-                    match g.next_frame(&mut batch.bytes[at..at + MAX_FRAME_LEN]) {
-                        Some(Ok(out)) => batch.frames.push((out.time_ns, at..at + out.len)),
-                        Some(Err(e)) => {
-                            let _ = full_tx.send(Err(e.into()));
-                            return;
-                        }
-                        None => {
-                            ended = true;
-                            break;
-                        }
-                    }
-                }
-                let last = ended || batch.frames.is_empty();
-                if full_tx.send(Ok(batch)).is_err() || last {
-                    return; // the sender stopped, or the scenario ended
-                }
-            }
-        });
-        let mut s = SendSummary::default();
-        let start = Instant::now();
-        'batches: for batch in full_rx.iter() {
-            let batch = batch?;
-            for (time_ns, range) in &batch.frames {
-                if bound.count.is_some_and(|n| s.frames >= n)
-                    || bound.duration.is_some_and(|d| start.elapsed() >= d)
-                {
-                    break 'batches;
-                }
-                let frame = &batch.bytes[range.clone()];
-                if let Some(rate) = rate {
-                    let due = rate.due_ns(s.frames, s.bytes);
-                    if bound.duration.is_some_and(|d| due >= d.as_secs_f64() * 1e9) {
-                        break 'batches; // the next frame is due after the deadline
-                    }
-                    wait_until(start, due);
-                }
-                sink.send(*time_ns, frame)?;
-                s.frames += 1;
-                s.bytes += frame.len() as u64;
-            }
-            // Fails once the generator has finished: the batches still queued
-            // must be sent all the same, so the result does not matter.
-            let _ = free_tx.send(batch);
+    // The generator runs on the other core (crate::pipeline), so this thread
+    // only paces and hands frames to the sink, the way tcpreplay sends from a
+    // capture it preloaded.
+    let mut s = SendSummary::default();
+    let start = Instant::now();
+    crate::pipeline::for_each_generated(scenario, seed, |frame| -> anyhow::Result<_> {
+        if bound.count.is_some_and(|n| s.frames >= n)
+            || bound.duration.is_some_and(|d| start.elapsed() >= d)
+        {
+            return Ok(ControlFlow::Break(()));
         }
-        drop(free_tx); // lets the generator thread end
-        drop(full_rx);
-        sink.finish()?;
-        s.elapsed = start.elapsed();
-        Ok(s)
-    })
-}
-
-/// Frames generated ahead of sending: one `MAX_FRAME_LEN` slot per frame,
-/// and per frame its timestamp and byte range.
-struct Batch {
-    bytes: Vec<u8>,
-    frames: Vec<(u64, core::ops::Range<usize>)>,
-}
-
-impl Batch {
-    fn with_capacity(frames: usize) -> Batch {
-        Batch {
-            bytes: vec![0; frames * MAX_FRAME_LEN],
-            frames: Vec::with_capacity(frames),
+        if let Some(rate) = rate {
+            let due = rate.due_ns(s.frames, s.bytes);
+            if bound.duration.is_some_and(|d| due >= d.as_secs_f64() * 1e9) {
+                return Ok(ControlFlow::Break(())); // the next frame is due after the deadline
+            }
+            wait_until(start, due);
         }
-    }
-
-    fn clear(&mut self) {
-        self.frames.clear();
-    }
+        sink.send(frame.time_ns, frame.bytes)?;
+        s.frames += 1;
+        s.bytes += frame.bytes.len() as u64;
+        Ok(ControlFlow::Continue(()))
+    })?;
+    sink.finish()?;
+    s.elapsed = start.elapsed();
+    Ok(s)
 }
 
 /// Waits until `due_ns` after `start`: sleeps while far ahead, spins for the last stretch.

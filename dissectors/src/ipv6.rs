@@ -237,7 +237,7 @@ impl Repr {
     /// Header plus payload.
     #[must_use]
     pub const fn buffer_len(&self) -> usize {
-        HEADER_LEN + self.payload_len
+        HEADER_LEN.saturating_add(self.payload_len)
     }
 
     #[must_use]

@@ -76,3 +76,20 @@ fn fuzz_20261129_2() {
     assert_eq!(ipv4::Packet::new_unchecked(&header[..]).total_len(), 65535);
     let _ = repr.to_string();
 }
+
+/// Not a fuzzer find: the overflow of `fuzz_20261129_1`/`_2` had a third copy
+/// in the IPv6 Repr's `buffer_len()` (its `emit` and `Display` do not call it,
+/// so the fuzzer could not reach it).
+#[test]
+fn ipv6_buffer_len_does_not_overflow() {
+    let repr = rocescope_dissectors::ipv6::Repr {
+        src_addr: Ipv6Addr::UNSPECIFIED,
+        dst_addr: Ipv6Addr::UNSPECIFIED,
+        next_header: IpProtocol::UDP,
+        payload_len: usize::MAX,
+        hop_limit: 64,
+        traffic_class: 0,
+        flow_label: 0,
+    };
+    assert_eq!(repr.buffer_len(), usize::MAX);
+}
