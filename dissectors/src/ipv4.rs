@@ -156,6 +156,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         self.buffer.as_ref()
     }
 
+    #[inline]
     fn u16_at(&self, at: usize) -> u16 {
         u16::from_be_bytes([self.b()[at], self.b()[at + 1]])
     }

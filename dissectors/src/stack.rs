@@ -407,6 +407,7 @@ impl<'a> Dissected<'a> {
 }
 
 /// Strict whole-frame dissection of an Ethernet frame.
+#[inline]
 pub fn dissect(frame: &[u8]) -> Result<Dissected<'_>> {
     let mut d = Dissected::empty(frame);
     walk_into(&mut d, Start::Ethernet, &DEFAULT_OPTIONS)?;
@@ -416,12 +417,14 @@ pub fn dissect(frame: &[u8]) -> Result<Dissected<'_>> {
 /// Lax whole-frame dissection of an Ethernet frame: every layer that parsed,
 /// plus the first problem met.
 #[must_use]
+#[inline]
 pub fn dissect_lax(frame: &[u8]) -> (Dissected<'_>, Option<WireError>) {
     walk(frame, Start::Ethernet, &DEFAULT_OPTIONS)
 }
 
 /// Lax dissection with options and a start layer (the general entry point).
 #[must_use]
+#[inline]
 pub fn dissect_with<'a>(
     frame: &'a [u8],
     start: Start,
@@ -431,6 +434,7 @@ pub fn dissect_with<'a>(
 }
 
 /// Bytes `at..at+len` of `frame` as far as they were captured; an error when some are missing.
+#[inline]
 fn clip(frame: &[u8], at: usize, len: usize, layer: Layer) -> (&[u8], Option<WireError>) {
     let have = frame.len().saturating_sub(at);
     if have >= len {
@@ -448,6 +452,7 @@ fn clip(frame: &[u8], at: usize, len: usize, layer: Layer) -> (&[u8], Option<Wir
     }
 }
 
+#[inline]
 fn walk<'a>(
     frame: &'a [u8],
     start: Start,
@@ -502,6 +507,7 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &Options<'_>) -> 
     }
 }
 
+#[inline]
 fn ipv4_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &Options<'_>) -> Result<()> {
     let frame = d.frame;
     let rest = &frame[at..];
@@ -569,6 +575,7 @@ fn ipv6_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &Options<'_>) -> Re
 }
 
 /// UDP inside an IP datagram whose length fields give `l4_len` bytes from `at`.
+#[inline]
 fn udp_layer<'a>(
     d: &mut Dissected<'a>,
     network_at: usize,
@@ -686,6 +693,7 @@ fn grh_layer(d: &mut Dissected<'_>, at: usize) -> Result<()> {
 }
 
 /// BTH through ICRC: `transport_len` bytes from `at` according to the length fields.
+#[inline]
 fn roce_layer(
     d: &mut Dissected<'_>,
     version: RoceVersion,
