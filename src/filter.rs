@@ -27,7 +27,8 @@
 //! `cm`, `icrc_bad` (`icrc.valid == false`), `malformed`, `truncated`, `ce` (IP ECN = 3),
 //! `nak` (`aeth.kind == nak`), `rnr` (`aeth.kind == rnr_nak`). `tcp_bth` (a TCP segment with the
 //! `tcp_bth` option, tcp_bth.md §c). The replay-engine marks `loss`, `ooo`, `dup` and `retrans`
-//! need `rocescope analyze`; `dissect` rejects them with an error saying so (exit 2).
+//! need the replay: the inspector compiles with [`Filter::compile_with_marks`] and passes each
+//! frame's [`Marks`]; `dissect` rejects them with an error saying so (exit 2).
 //!
 //! Compiling turns every field name into the visitor's JSON path once; evaluating a frame walks
 //! its field tree ([`rocescope_dissectors::pretty::visit`]) with a visitor that only looks at the
@@ -75,6 +76,48 @@ pub struct FrameFacts {
     pub caplen: u64,
     pub truncated: bool,
     pub malformed: bool,
+}
+
+/// The replay-engine marks of one frame (interfaces.md §5 bare words `loss`,
+/// `ooo`, `dup`, `retrans`), from the events the replay reported at that frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Marks(u8);
+
+impl Marks {
+    /// A PSN gap, or a READ whose responses went missing, was seen at this frame.
+    pub const LOSS: Marks = Marks(1);
+    /// A late original that filled a hole.
+    pub const OOO: Marks = Marks(2);
+    pub const DUP: Marks = Marks(4);
+    /// Part of a go-back run (after a NAK or a timeout).
+    pub const RETRANS: Marks = Marks(8);
+
+    /// The mark a replay event puts on its frame.
+    #[must_use]
+    pub fn of_kind(kind: crate::replay::Kind) -> Marks {
+        use crate::replay::Kind;
+        match kind {
+            Kind::PsnGap | Kind::ReadResponseGap | Kind::UnansweredRead => Marks::LOSS,
+            Kind::OutOfOrder => Marks::OOO,
+            Kind::Duplicate => Marks::DUP,
+            Kind::Retransmission | Kind::ImpliedTimeout => Marks::RETRANS,
+            _ => Marks(0),
+        }
+    }
+
+    #[must_use]
+    pub const fn contains(self, other: Marks) -> bool {
+        self.0 & other.0 == other.0 && other.0 != 0
+    }
+
+    pub fn insert(&mut self, other: Marks) {
+        self.0 |= other.0;
+    }
+
+    #[must_use]
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
 }
 
 /// Why a filter did not compile: the message and the 1-based column (in characters) it is about.
@@ -137,6 +180,8 @@ enum Test {
 enum Flag {
     Truncated,
     Malformed,
+    /// A replay-engine mark; only callers that ran the replay supply them.
+    Mark(Marks),
 }
 
 #[derive(Debug, Clone)]
@@ -325,6 +370,8 @@ fn or_expr(i: &str) -> PResult<'_, Ast<'_>> {
 struct Compiler<'s> {
     text: &'s str,
     atoms: Vec<Atom>,
+    /// The caller has replay marks (the inspector), so `loss` & co. are allowed.
+    allow_marks: bool,
 }
 
 impl Compiler<'_> {
@@ -443,6 +490,15 @@ impl Compiler<'_> {
                     path("aeth.kind"),
                     Test::Cmp(Op::Eq, Lit::Str(kind.into())),
                 )?
+            }
+            "loss" | "ooo" | "dup" | "retrans" if self.allow_marks => {
+                let mark = match name {
+                    "loss" => Marks::LOSS,
+                    "ooo" => Marks::OOO,
+                    "dup" => Marks::DUP,
+                    _ => Marks::RETRANS,
+                };
+                self.atom(name, Src::Flag(Flag::Mark(mark)), Test::Exists)?
             }
             "loss" | "ooo" | "dup" | "retrans" => {
                 return Err(self.err(
@@ -626,9 +682,24 @@ impl Filter {
     /// # Errors
     /// A [`FilterError`] naming the column of the problem.
     pub fn compile(text: &str) -> Result<Filter, FilterError> {
+        Self::compile_inner(text, false)
+    }
+
+    /// Like [`compile`](Self::compile), also accepting the replay-engine marks
+    /// `loss`, `ooo`, `dup` and `retrans`, for callers that pass each frame's
+    /// [`Marks`] to [`matches_marked`](Self::matches_marked).
+    ///
+    /// # Errors
+    /// A [`FilterError`] naming the column of the problem.
+    pub fn compile_with_marks(text: &str) -> Result<Filter, FilterError> {
+        Self::compile_inner(text, true)
+    }
+
+    fn compile_inner(text: &str, allow_marks: bool) -> Result<Filter, FilterError> {
         let mut c = Compiler {
             text,
             atoms: Vec::new(),
+            allow_marks,
         };
         if text.trim().is_empty() {
             return Err(c.err(text, "empty filter"));
@@ -665,14 +736,34 @@ impl Filter {
         &self.text
     }
 
+    /// Whether the filter asks for replay marks.
+    #[must_use]
+    pub fn uses_marks(&self) -> bool {
+        self.atoms
+            .iter()
+            .any(|a| matches!(a.src, Src::Flag(Flag::Mark(_))))
+    }
+
     /// Whether a frame matches; `d` is `None` when nothing could be dissected.
     #[must_use]
     pub fn matches(&self, facts: &FrameFacts, d: Option<&Dissected<'_>>) -> bool {
+        self.matches_marked(facts, Marks::default(), d)
+    }
+
+    /// [`matches`](Self::matches) for a frame with these replay marks.
+    #[must_use]
+    pub fn matches_marked(
+        &self,
+        facts: &FrameFacts,
+        marks: Marks,
+        d: Option<&Dissected<'_>>,
+    ) -> bool {
         let mut hits = 0u64;
         for (i, atom) in self.atoms.iter().enumerate() {
             let hit = match (&atom.src, &atom.test) {
                 (Src::Flag(Flag::Truncated), _) => facts.truncated,
                 (Src::Flag(Flag::Malformed), _) => facts.malformed,
+                (Src::Flag(Flag::Mark(m)), _) => marks.contains(*m),
                 (Src::Frame(f), t) => {
                     let v = match f {
                         FrameField::Number => facts.number,

@@ -1,7 +1,7 @@
 //! Display filters (interfaces.md §5): every operator, field kind, alias and bare word, and the
 //! column of a filter that does not parse. Frames are built by hand below.
 
-use rocescope::filter::{Filter, FrameFacts};
+use rocescope::filter::{Filter, FrameFacts, Marks};
 use rocescope_dissectors::icrc::{self, Encapsulation};
 use rocescope_dissectors::stack::{Options, Start, dissect_with};
 
@@ -367,4 +367,37 @@ fn tcp_bth_fields() {
     assert!(eval("tcp_bth.format == \"v1\" && !tcp_bth.more", &t));
     assert!(!eval("tcp_bth.msn == 2", &t));
     assert!(!eval("tcp_bth", &write_only()));
+}
+
+/// The replay-engine marks: `dissect` cannot decide them (an error naming the
+/// column), the inspector compiles with them and passes each frame's marks.
+#[test]
+fn replay_marks() {
+    let err = Filter::compile("qp == 0x11 && retrans").unwrap_err();
+    assert_eq!(err.column, 15);
+    assert!(err.message.contains("replay engine"), "{}", err.message);
+
+    let f = Filter::compile_with_marks("loss || (ooo && !dup)").unwrap();
+    assert!(f.uses_marks());
+    assert!(
+        !Filter::compile_with_marks("qp == 0x11")
+            .unwrap()
+            .uses_marks()
+    );
+    let frame = write_only();
+    let d = dissect_with(&frame, Start::Ethernet, &Options::default()).0;
+    let facts = FrameFacts::default();
+    let with = |m: Marks| f.matches_marked(&facts, m, Some(&d));
+    assert!(with(Marks::LOSS));
+    assert!(with(Marks::OOO));
+    let mut ooo_dup = Marks::OOO;
+    ooo_dup.insert(Marks::DUP);
+    assert!(!with(ooo_dup));
+    assert!(!with(Marks::RETRANS));
+    assert!(!with(Marks::default()));
+    // without marks (what `matches` passes) no mark holds
+    assert!(!f.matches(&facts, Some(&d)));
+    // marks combine with fields
+    let g = Filter::compile_with_marks("retrans && infiniband.bth.opcode == 10").unwrap();
+    assert!(g.matches_marked(&facts, Marks::RETRANS, Some(&d)));
 }

@@ -785,13 +785,28 @@ impl App {
             }
             return;
         }
-        let filter = match Filter::compile(&self.filter_input) {
+        let filter = match Filter::compile_with_marks(&self.filter_input) {
             Ok(f) => f,
             Err(e) => {
                 self.mode = Mode::Filter;
                 self.filter_error = Some(e);
                 return;
             }
+        };
+        // `loss`, `ooo`, `dup` and `retrans` come from the replay's events.
+        let marks = if filter.uses_marks() {
+            let ReplayState::Done(data) = &self.replay else {
+                self.mode = Mode::Filter;
+                self.filter_error = Some(FilterError {
+                    filter: self.filter_input.clone(),
+                    column: 1,
+                    message: "the replay is still running: loss, ooo, dup and retrans can be used once the flow table is ready".to_owned(),
+                });
+                return;
+            };
+            Some(Arc::new(worker::frame_marks(&data.replay.events)))
+        } else {
+            None
         };
         self.mode = Mode::Normal;
         self.filter_error = None;
@@ -805,7 +820,14 @@ impl App {
             stop: Arc::clone(&stop),
         };
         if self.file.is_some() {
-            worker::spawn_filter(&self.cfg, filter, self.generation, self.tx.clone(), stop);
+            worker::spawn_filter(
+                &self.cfg,
+                filter,
+                marks,
+                self.generation,
+                self.tx.clone(),
+                stop,
+            );
         }
         let old = match self.filter_kind {
             FilterKind::Display => {

@@ -16,7 +16,7 @@ use rocescope_dissectors::stack::Options;
 use crate::capture::CaptureReader;
 use crate::capture::index::{IndexEntry, Indexer};
 use crate::dissect::FrameView;
-use crate::filter::Filter;
+use crate::filter::{Filter, Marks};
 use crate::replay::{Detail, Engine, EngineConfig, Finding, Kind, PacketEvent, Replay};
 
 /// Index entries sent per update.
@@ -268,10 +268,30 @@ fn pauses(events: &[Finding]) -> Vec<PauseSpan> {
     spans
 }
 
+/// Each frame's replay marks (`loss`, `ooo`, `dup`, `retrans`), sorted by frame.
+#[must_use]
+pub fn frame_marks(events: &[Finding]) -> Vec<(u64, Marks)> {
+    let mut all: Vec<(u64, Marks)> = events
+        .iter()
+        .map(|ev| (ev.frame, Marks::of_kind(ev.kind)))
+        .filter(|(_, m)| !m.is_empty())
+        .collect();
+    all.sort_by_key(|(f, _)| *f);
+    let mut out: Vec<(u64, Marks)> = Vec::with_capacity(all.len());
+    for (frame, mark) in all {
+        match out.last_mut() {
+            Some((f, m)) if *f == frame => m.insert(mark),
+            _ => out.push((frame, mark)),
+        }
+    }
+    out
+}
+
 /// Spawns a filter scan over the whole file (generation `generation`).
 pub fn spawn_filter(
     cfg: &WorkerCfg,
     filter: Filter,
+    marks: Option<Arc<Vec<(u64, Marks)>>>,
     generation: u64,
     tx: Sender<Update>,
     stop: Arc<AtomicBool>,
@@ -290,10 +310,20 @@ pub fn spawn_filter(
             };
             let mut first = None;
             let mut chunk = Vec::new();
+            // frame numbers rise in file order: walk the sorted marks alongside
+            let marks = marks.as_deref().map_or(&[][..], Vec::as_slice);
+            let mut next_mark = 0;
             while let Some(Ok(frame)) = reader.next_frame() {
                 let first = *first.get_or_insert(frame.time_ns);
                 let view = FrameView::new(frame, &options, first);
-                if filter.matches(&view.facts(), view.dissected.as_ref()) {
+                while marks.get(next_mark).is_some_and(|m| m.0 < frame.number) {
+                    next_mark += 1;
+                }
+                let frame_marks = marks
+                    .get(next_mark)
+                    .filter(|m| m.0 == frame.number)
+                    .map_or(Marks::default(), |m| m.1);
+                if filter.matches_marked(&view.facts(), frame_marks, view.dissected.as_ref()) {
                     chunk.push(view.frame.number);
                     if chunk.len() >= MATCH_CHUNK {
                         let frames = std::mem::take(&mut chunk);
