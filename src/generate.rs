@@ -63,19 +63,37 @@ pub fn generate_into(
 ) -> anyhow::Result<(GenerateSummary, Truth)> {
     // One thread: writing a frame costs far less than generating it, and
     // handing batches to a writer thread (crate::pipeline, which `send` uses)
-    // measured slower here than this loop over one cache-hot buffer.
+    // measured slower here than this loop. Frames are built straight into the
+    // sink's buffer when it has one (the file writers), else into one
+    // cache-hot scratch buffer and copied.
     let mut g = Generator::new(scenario, seed);
-    let mut buf = vec![0u8; MAX_FRAME_LEN];
+    let mut scratch = Vec::new();
     let mut s = GenerateSummary::default();
-    while let Some(r) = g.next_frame(&mut buf) {
-        let out = r?;
-        let frame = &buf[..out.len];
-        if out.orig_len > out.len {
-            let orig = u32::try_from(out.orig_len).context("frame longer than 4 GiB")?;
-            sink.send_truncated(out.time_ns, frame, orig)?;
-            s.truncated_frames += 1;
+    loop {
+        let out = if let Some(buf) = sink.frame_buffer(MAX_FRAME_LEN)? {
+            let Some(r) = g.next_frame(buf) else { break };
+            let out = r?;
+            sink.commit_frame(out.time_ns, out.len, out.orig_len)?;
+            out
         } else {
-            sink.send(out.time_ns, frame)?;
+            if scratch.is_empty() {
+                scratch.resize(MAX_FRAME_LEN, 0);
+            }
+            let Some(r) = g.next_frame(&mut scratch) else {
+                break;
+            };
+            let out = r?;
+            let frame = &scratch[..out.len];
+            if out.orig_len > out.len {
+                let orig = u32::try_from(out.orig_len).context("frame longer than 4 GiB")?;
+                sink.send_truncated(out.time_ns, frame, orig)?;
+            } else {
+                sink.send(out.time_ns, frame)?;
+            }
+            out
+        };
+        if out.orig_len > out.len {
+            s.truncated_frames += 1;
         }
         s.frames += 1;
         s.bytes += out.len as u64;

@@ -1,18 +1,18 @@
 //! Frame sinks: where generated or replayed frames go.
 //!
 //! [`PcapWriter`] (nanosecond pcap) and [`PcapNgWriter`] (one interface, `if_tsresol` = 9) write
-//! their record headers and the frame bytes straight into a large [`BufWriter`]: no allocation per
-//! frame. [`MemorySink`] keeps frames in memory for tests. [`writer_for_path`] picks the format
+//! their record headers and the frame bytes straight into a large buffer (or let the caller build
+//! the frame in it: [`FrameSink::frame_buffer`]): no allocation per frame. [`MemorySink`] keeps frames in memory for tests. [`writer_for_path`] picks the format
 //! from the file extension.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 use crate::capture::LinkType;
 
 /// Write buffer size of the file writers.
-const BUF_SIZE: usize = 1 << 20;
+const BUF_SIZE: usize = 1 << 18;
 
 /// Default snapshot length: the largest frame a writer stores whole (as tcpdump's default).
 pub const DEFAULT_SNAPLEN: u32 = 262_144;
@@ -42,6 +42,31 @@ pub trait FrameSink {
     /// # Errors
     /// The final flush fails.
     fn finish(&mut self) -> io::Result<()>;
+
+    /// Room for building the next frame in place: at least `max_len` bytes (holding stale
+    /// data: the builder writes every byte of its frame), or `None` when the sink cannot take
+    /// frames that way (then use [`FrameSink::send`]). Nothing is written until
+    /// [`FrameSink::commit_frame`]; asking again without committing discards the frame.
+    ///
+    /// # Errors
+    /// Making room (flushing buffered frames) fails.
+    fn frame_buffer(&mut self, max_len: usize) -> io::Result<Option<&mut [u8]>> {
+        let _ = max_len;
+        Ok(None)
+    }
+
+    /// Takes the frame built in the buffer of the last [`FrameSink::frame_buffer`]: its first
+    /// `len` bytes, of `orig_len` on the wire (as [`FrameSink::send_truncated`] when larger).
+    ///
+    /// # Errors
+    /// No buffer was handed out, `len` exceeds it, or the record cannot be written.
+    fn commit_frame(&mut self, time_ns: u64, len: usize, orig_len: usize) -> io::Result<()> {
+        let _ = (time_ns, len, orig_len);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this sink takes no frames built in place",
+        ))
+    }
 }
 
 impl<S: FrameSink + ?Sized> FrameSink for Box<S> {
@@ -53,6 +78,121 @@ impl<S: FrameSink + ?Sized> FrameSink for Box<S> {
     }
     fn finish(&mut self) -> io::Result<()> {
         (**self).finish()
+    }
+    fn frame_buffer(&mut self, max_len: usize) -> io::Result<Option<&mut [u8]>> {
+        (**self).frame_buffer(max_len)
+    }
+    fn commit_frame(&mut self, time_ns: u64, len: usize, orig_len: usize) -> io::Result<()> {
+        (**self).commit_frame(time_ns, len, orig_len)
+    }
+}
+
+/// The file writers' output buffer: records are written (or built) straight into it, and it
+/// goes to the writer in large blocks. Flushed on drop, as a `BufWriter`.
+struct OutBuf<W: Write> {
+    inner: Option<W>,
+    buf: Vec<u8>,
+    /// Bytes of `buf` holding output.
+    len: usize,
+    /// Where the frame of the last `frame_buffer` starts, and its room.
+    pending: Option<(usize, usize)>,
+}
+
+impl<W: Write> OutBuf<W> {
+    fn new(inner: W) -> Self {
+        OutBuf {
+            inner: Some(inner),
+            buf: vec![0; BUF_SIZE],
+            len: 0,
+            pending: None,
+        }
+    }
+
+    fn inner_mut(&mut self) -> io::Result<&mut W> {
+        self.inner
+            .as_mut()
+            .ok_or_else(|| io::Error::other("writer already taken"))
+    }
+
+    /// Writes the buffered bytes out.
+    fn flush_buf(&mut self) -> io::Result<()> {
+        if self.len > 0 {
+            let len = std::mem::take(&mut self.len);
+            let (inner, buf) = (self.inner.as_mut(), &self.buf[..len]);
+            inner
+                .ok_or_else(|| io::Error::other("writer already taken"))?
+                .write_all(buf)?;
+        }
+        Ok(())
+    }
+
+    /// `n` bytes of room at `self.len`, flushing first if needed; `false` when `n` is more
+    /// than the buffer can ever hold.
+    fn reserve(&mut self, n: usize) -> io::Result<bool> {
+        if self.buf.len() - self.len < n {
+            self.flush_buf()?;
+        }
+        Ok(n <= self.buf.len())
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.pending = None;
+        if self.reserve(bytes.len())? {
+            self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
+            Ok(())
+        } else {
+            self.inner_mut()?.write_all(bytes)
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.pending = None;
+        self.flush_buf()?;
+        self.inner_mut()?.flush()
+    }
+
+    /// `head` bytes of record header, then at least `max_len` of frame and `tail` more: hands
+    /// out the frame's room.
+    fn frame_buffer(&mut self, head: usize, max_len: usize, tail: usize) -> io::Result<&mut [u8]> {
+        self.pending = None;
+        let need = head + max_len + tail;
+        if !self.reserve(need)? {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "frame buffer larger than the writer's buffer",
+            ));
+        }
+        let at = self.len + head;
+        self.pending = Some((self.len, max_len));
+        Ok(&mut self.buf[at..at + max_len])
+    }
+
+    /// The record started by `frame_buffer`: its start and room.
+    fn take_pending(&mut self, len: usize) -> io::Result<usize> {
+        match self.pending.take() {
+            Some((at, room)) if len <= room => Ok(at),
+            Some(_) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "frame longer than the buffer handed out",
+            )),
+            None => Err(io::Error::other("commit_frame without frame_buffer")),
+        }
+    }
+
+    fn into_inner(mut self) -> io::Result<W> {
+        self.flush_buf()?;
+        self.inner
+            .take()
+            .ok_or_else(|| io::Error::other("writer already taken"))
+    }
+}
+
+impl<W: Write> Drop for OutBuf<W> {
+    fn drop(&mut self) {
+        if self.inner.is_some() && !std::thread::panicking() {
+            let _ = self.flush_buf(); // as BufWriter: errors on drop are ignored
+        }
     }
 }
 
@@ -71,8 +211,11 @@ fn cut(frame: &[u8], orig_len: u32, snaplen: u32) -> io::Result<(&[u8], u32)> {
 
 /// Classic pcap, little-endian, nanosecond timestamps (magic `0xa1b23c4d`), version 2.4.
 pub struct PcapWriter<W: Write> {
-    out: BufWriter<W>,
+    out: OutBuf<W>,
     snaplen: u32,
+    /// The second of the last record (`secs`, and `secs` × 10⁹): frames come in time
+    /// order, so most records need no division.
+    second: (u32, u64),
 }
 
 impl<W: Write> PcapWriter<W> {
@@ -95,7 +238,7 @@ impl<W: Write> PcapWriter<W> {
         } else {
             snaplen
         };
-        let mut out = BufWriter::with_capacity(BUF_SIZE, out);
+        let mut out = OutBuf::new(out);
         let mut header = [0u8; 24];
         header[0..4].copy_from_slice(&0xA1B2_3C4Du32.to_le_bytes()); // magic, ns resolution
         header[4..6].copy_from_slice(&2u16.to_le_bytes()); // version major
@@ -104,7 +247,11 @@ impl<W: Write> PcapWriter<W> {
         header[16..20].copy_from_slice(&snaplen.to_le_bytes()); // snaplen
         header[20..24].copy_from_slice(&link.0.to_le_bytes()); // network (link type)
         out.write_all(&header)?;
-        Ok(PcapWriter { out, snaplen })
+        Ok(PcapWriter {
+            out,
+            snaplen,
+            second: (0, 0),
+        })
     }
 
     /// Flushes and returns the underlying writer.
@@ -112,29 +259,41 @@ impl<W: Write> PcapWriter<W> {
     /// # Errors
     /// The flush fails.
     pub fn into_inner(self) -> io::Result<W> {
-        self.out
-            .into_inner()
-            .map_err(io::IntoInnerError::into_error)
+        self.out.into_inner()
     }
 
     fn write_record(&mut self, time_ns: u64, frame: &[u8], orig_len: u32) -> io::Result<()> {
         let (data, orig_len) = cut(frame, orig_len, self.snaplen)?;
-        let secs = u32::try_from(time_ns / NS_PER_SEC).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "timestamp past 2106 does not fit a pcap record",
-            )
-        })?;
-        // time_ns % 10^9 < 2^30.
-        let nanos = u32::try_from(time_ns % NS_PER_SEC).unwrap_or(0);
-        let mut rec = [0u8; 16];
-        rec[0..4].copy_from_slice(&secs.to_le_bytes());
-        rec[4..8].copy_from_slice(&nanos.to_le_bytes());
-        rec[8..12].copy_from_slice(&frame_len(data)?.to_le_bytes());
-        rec[12..16].copy_from_slice(&orig_len.to_le_bytes());
+        let rec = pcap_record_header(time_ns, frame_len(data)?, orig_len)?;
         self.out.write_all(&rec)?;
         self.out.write_all(data)
     }
+}
+
+/// A pcap record header: timestamp, captured and original length.
+fn pcap_record_header(time_ns: u64, caplen: u32, orig_len: u32) -> io::Result<[u8; 16]> {
+    let secs = u32::try_from(time_ns / NS_PER_SEC).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "timestamp past 2106 does not fit a pcap record",
+        )
+    })?;
+    // time_ns % 10^9 < 2^30.
+    let nanos = u32::try_from(time_ns % NS_PER_SEC).unwrap_or(0);
+    let mut rec = [0u8; 16];
+    rec[0..4].copy_from_slice(&secs.to_le_bytes());
+    rec[4..8].copy_from_slice(&nanos.to_le_bytes());
+    rec[8..12].copy_from_slice(&caplen.to_le_bytes());
+    rec[12..16].copy_from_slice(&orig_len.to_le_bytes());
+    Ok(rec)
+}
+
+/// Stored and original length of a frame of `len` bytes built in place (as [`cut`]).
+fn cut_len(len: usize, orig_len: usize, snaplen: u32) -> io::Result<(u32, u32)> {
+    let too_long = || io::Error::new(io::ErrorKind::InvalidInput, "frame longer than 4 GiB");
+    let len32 = u32::try_from(len).map_err(|_| too_long())?;
+    let orig = u32::try_from(orig_len.max(len)).map_err(|_| too_long())?;
+    Ok((len32.min(snaplen), orig))
 }
 
 impl<W: Write> FrameSink for PcapWriter<W> {
@@ -147,12 +306,45 @@ impl<W: Write> FrameSink for PcapWriter<W> {
     fn finish(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+    fn frame_buffer(&mut self, max_len: usize) -> io::Result<Option<&mut [u8]>> {
+        self.out.frame_buffer(16, max_len, 0).map(Some)
+    }
+    fn commit_frame(&mut self, time_ns: u64, len: usize, orig_len: usize) -> io::Result<()> {
+        let at = self.out.take_pending(len)?;
+        let (caplen, orig) = cut_len(len, orig_len, self.snaplen)?;
+        let (secs, start) = self.second;
+        let rec = match time_ns.checked_sub(start) {
+            Some(nanos) if nanos < NS_PER_SEC => {
+                let mut rec = [0u8; 16];
+                rec[0..4].copy_from_slice(&secs.to_le_bytes());
+                // nanos < 10^9
+                #[allow(clippy::cast_possible_truncation)]
+                rec[4..8].copy_from_slice(&(nanos as u32).to_le_bytes());
+                rec[8..12].copy_from_slice(&caplen.to_le_bytes());
+                rec[12..16].copy_from_slice(&orig.to_le_bytes());
+                rec
+            }
+            _ => {
+                let rec = pcap_record_header(time_ns, caplen, orig)?;
+                let secs = u32::from_le_bytes([rec[0], rec[1], rec[2], rec[3]]);
+                self.second = (secs, u64::from(secs) * NS_PER_SEC);
+                rec
+            }
+        };
+        debug_assert_eq!(
+            Ok(rec),
+            pcap_record_header(time_ns, caplen, orig).map_err(|_| ())
+        );
+        self.out.buf[at..at + 16].copy_from_slice(&rec);
+        self.out.len = at + 16 + caplen as usize;
+        Ok(())
+    }
 }
 
 /// pcapng, little-endian: one section header, one interface (`if_tsresol` = 9, nanoseconds) and
 /// one Enhanced Packet Block per frame.
 pub struct PcapNgWriter<W: Write> {
-    out: BufWriter<W>,
+    out: OutBuf<W>,
     snaplen: u32,
 }
 
@@ -182,7 +374,7 @@ impl<W: Write> PcapNgWriter<W> {
                 "pcapng link type must fit in 16 bits",
             )
         })?;
-        let mut out = BufWriter::with_capacity(BUF_SIZE, out);
+        let mut out = OutBuf::new(out);
         // Section Header Block: no options.
         let mut shb = [0u8; 28];
         shb[0..4].copy_from_slice(&0x0A0D_0D0Au32.to_le_bytes()); // block type
@@ -214,34 +406,37 @@ impl<W: Write> PcapNgWriter<W> {
     /// # Errors
     /// The flush fails.
     pub fn into_inner(self) -> io::Result<W> {
-        self.out
-            .into_inner()
-            .map_err(io::IntoInnerError::into_error)
+        self.out.into_inner()
     }
 
     fn write_block(&mut self, time_ns: u64, frame: &[u8], orig_len: u32) -> io::Result<()> {
         const PAD: [u8; 3] = [0; 3];
         let (data, orig_len) = cut(frame, orig_len, self.snaplen)?;
-        let caplen = frame_len(data)?;
-        let pad = (4 - data.len() % 4) % 4;
-        let total = u32::try_from(32 + data.len() + pad).map_err(|_| {
-            io::Error::new(io::ErrorKind::InvalidInput, "frame too long for pcapng")
-        })?;
-        let mut head = [0u8; 28];
-        head[0..4].copy_from_slice(&6u32.to_le_bytes()); // block type: EPB
-        head[4..8].copy_from_slice(&total.to_le_bytes()); // block total length
-        // 8..12 interface id: 0
-        let ts_hi = u32::try_from(time_ns >> 32).unwrap_or(u32::MAX);
-        let ts_lo = u32::try_from(time_ns & 0xFFFF_FFFF).unwrap_or(0);
-        head[12..16].copy_from_slice(&ts_hi.to_le_bytes()); // timestamp (upper)
-        head[16..20].copy_from_slice(&ts_lo.to_le_bytes()); // timestamp (lower)
-        head[20..24].copy_from_slice(&caplen.to_le_bytes()); // captured packet length
-        head[24..28].copy_from_slice(&orig_len.to_le_bytes()); // original packet length
+        let (head, pad, total) = epb_head(time_ns, frame_len(data)?, orig_len)?;
         self.out.write_all(&head)?;
         self.out.write_all(data)?;
         self.out.write_all(&PAD[..pad])?;
         self.out.write_all(&total.to_le_bytes())
     }
+}
+
+/// An Enhanced Packet Block's first 28 bytes, the padding after `caplen` bytes of frame,
+/// and the block total length.
+fn epb_head(time_ns: u64, caplen: u32, orig_len: u32) -> io::Result<([u8; 28], usize, u32)> {
+    let pad = (4 - caplen as usize % 4) % 4;
+    let total = u32::try_from(32 + caplen as usize + pad)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "frame too long for pcapng"))?;
+    let mut head = [0u8; 28];
+    head[0..4].copy_from_slice(&6u32.to_le_bytes()); // block type: EPB
+    head[4..8].copy_from_slice(&total.to_le_bytes()); // block total length
+    // 8..12 interface id: 0
+    let ts_hi = u32::try_from(time_ns >> 32).unwrap_or(u32::MAX);
+    let ts_lo = u32::try_from(time_ns & 0xFFFF_FFFF).unwrap_or(0);
+    head[12..16].copy_from_slice(&ts_hi.to_le_bytes()); // timestamp (upper)
+    head[16..20].copy_from_slice(&ts_lo.to_le_bytes()); // timestamp (lower)
+    head[20..24].copy_from_slice(&caplen.to_le_bytes()); // captured packet length
+    head[24..28].copy_from_slice(&orig_len.to_le_bytes()); // original packet length
+    Ok((head, pad, total))
 }
 
 impl<W: Write> FrameSink for PcapNgWriter<W> {
@@ -253,6 +448,22 @@ impl<W: Write> FrameSink for PcapNgWriter<W> {
     }
     fn finish(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+    fn frame_buffer(&mut self, max_len: usize) -> io::Result<Option<&mut [u8]>> {
+        // head, frame, up to 3 bytes of padding, trailing block length
+        self.out.frame_buffer(28, max_len, 3 + 4).map(Some)
+    }
+    fn commit_frame(&mut self, time_ns: u64, len: usize, orig_len: usize) -> io::Result<()> {
+        let at = self.out.take_pending(len)?;
+        let (caplen, orig) = cut_len(len, orig_len, self.snaplen)?;
+        let (head, pad, total) = epb_head(time_ns, caplen, orig)?;
+        let buf = &mut self.out.buf;
+        buf[at..at + 28].copy_from_slice(&head);
+        let end = at + 28 + caplen as usize;
+        buf[end..end + pad].fill(0);
+        buf[end + pad..end + pad + 4].copy_from_slice(&total.to_le_bytes());
+        self.out.len = end + pad + 4;
+        Ok(())
     }
 }
 
@@ -422,3 +633,69 @@ impl FrameSink for LiveSink {
 /// `ENOBUFS` on Linux: the device queue dropped the frame.
 #[cfg(feature = "live")]
 const ENOBUFS: i32 = 105;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Frames of every length around the snaplen, some cut, enough to flush the buffer
+    /// several times: building in place writes the same bytes as `send`.
+    fn frames() -> Vec<(u64, Vec<u8>, usize)> {
+        (0..2000u64)
+            .map(|i| {
+                let len = 60 + usize::try_from(i * 37 % 1500).unwrap();
+                let bytes: Vec<u8> = (0..len).map(|k| (k as u64 ^ i) as u8).collect();
+                let orig = if i % 7 == 0 { len + 100 } else { len };
+                (1_700_000_000_000_000_000 + i * 333_333_333, bytes, orig)
+            })
+            .collect()
+    }
+
+    fn check<S: FrameSink, W>(mut by_send: S, mut in_place: S, done: impl Fn(S) -> W)
+    where
+        W: PartialEq + std::fmt::Debug,
+    {
+        for (t, bytes, orig) in frames() {
+            if orig > bytes.len() {
+                by_send
+                    .send_truncated(t, &bytes, u32::try_from(orig).unwrap())
+                    .unwrap();
+            } else {
+                by_send.send(t, &bytes).unwrap();
+            }
+            let buf = in_place.frame_buffer(4096).unwrap().unwrap();
+            buf.fill(0xEE); // stale bytes must not leak
+            buf[..bytes.len()].copy_from_slice(&bytes);
+            in_place.commit_frame(t, bytes.len(), orig).unwrap();
+        }
+        by_send.finish().unwrap();
+        in_place.finish().unwrap();
+        assert_eq!(done(by_send), done(in_place));
+    }
+
+    #[test]
+    fn pcap_in_place_equals_send() {
+        for snaplen in [0, 100, 1000] {
+            let new = || PcapWriter::with_config(Vec::new(), snaplen, LinkType::ETHERNET).unwrap();
+            check(new(), new(), |w| w.into_inner().unwrap());
+        }
+    }
+
+    #[test]
+    fn pcapng_in_place_equals_send() {
+        for snaplen in [0, 101, 1000] {
+            let new =
+                || PcapNgWriter::with_config(Vec::new(), snaplen, LinkType::ETHERNET).unwrap();
+            check(new(), new(), |w| w.into_inner().unwrap());
+        }
+    }
+
+    #[test]
+    fn commit_needs_a_buffer() {
+        let mut w = PcapWriter::new(Vec::new()).unwrap();
+        assert!(w.commit_frame(0, 60, 60).is_err());
+        let _ = w.frame_buffer(100).unwrap();
+        assert!(w.commit_frame(0, 101, 101).is_err());
+        assert!(MemorySink::new().frame_buffer(100).unwrap().is_none());
+    }
+}

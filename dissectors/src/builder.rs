@@ -279,6 +279,107 @@ impl RoceFrame {
         policy: &Policy,
         payload: impl FnOnce(&mut [u8]),
     ) -> Result<usize, BuildError> {
+        self.emit_inner(buf, policy, payload, false, icrc::compute)
+    }
+
+    /// As [`RoceFrame::emit`] with every payload byte `fill`, and the same
+    /// bytes: `cache` keeps what the next frames can reuse (the ICRC of the
+    /// unchanged headers and payload), so a stream of similar frames builds faster.
+    pub fn emit_filled(
+        &self,
+        buf: &mut [u8],
+        policy: &Policy,
+        fill: u8,
+        cache: &mut EmitCache,
+    ) -> Result<usize, BuildError> {
+        let (fill_len, zero_len) = (self.payload_len, self.pad_count());
+        let key = self.prefix_key();
+        let same_prefix = cache.prefix_key.is_some_and(|k| k.same(&key));
+        self.emit_inner(
+            buf,
+            policy,
+            |b| b.fill(fill),
+            true,
+            |enc, covered| {
+                let crc = cache.icrc.compute_filled_with(
+                    enc,
+                    covered,
+                    fill,
+                    fill_len,
+                    zero_len,
+                    same_prefix,
+                );
+                // the ICRC cache holds these headers exactly when it answered
+                cache.prefix_key = crc.map(|_| key);
+                crc
+            },
+        )
+    }
+
+    /// What the ICRC's masked headers up to the PSN are made of, packed in integers (fast
+    /// to build and compare): the network header's fields the builder does not derive and
+    /// the ICRC does not mask, the transport length and the BTH before the PSN. Equal keys
+    /// mean equal masked bytes.
+    fn prefix_key(&self) -> PrefixKey {
+        let mut k = [0u64; 7];
+        let addrs = |k: &mut [u64; 7], src: u128, dst: u128| {
+            #[allow(clippy::cast_possible_truncation)] // the halves of each address
+            {
+                *k = [
+                    (src >> 64) as u64,
+                    src as u64,
+                    (dst >> 64) as u64,
+                    dst as u64,
+                    0,
+                    0,
+                    0,
+                ];
+            }
+        };
+        match self.network {
+            NetworkRepr::Ipv4 {
+                ip,
+                src_port,
+                dst_port,
+            } => {
+                k[0] = (u64::from(ip.src_addr.to_bits()) << 32) | u64::from(ip.dst_addr.to_bits());
+                k[4] = 1 | (u64::from(ip.ident) << 8) | (u64::from(ip.dont_frag) << 24);
+                k[5] = u64::from(src_port) | (u64::from(dst_port) << 16);
+            }
+            NetworkRepr::Ipv6 {
+                ip,
+                src_port,
+                dst_port,
+            } => {
+                addrs(&mut k, ip.src_addr.to_bits(), ip.dst_addr.to_bits());
+                k[4] = 2;
+                k[5] = u64::from(src_port) | (u64::from(dst_port) << 16);
+            }
+            NetworkRepr::RoceV1(grh) => {
+                addrs(&mut k, grh.sgid.to_bits(), grh.dgid.to_bits());
+                k[4] = 3 | (u64::from(grh.next_header) << 8);
+            }
+        }
+        k[4] |= u64::from(self.bth.tver) << 32;
+        k[5] |= (self.transport_len() as u64) << 32;
+        let b = &self.bth;
+        k[6] = u64::from(b.opcode.0)
+            | (u64::from(b.solicited_event) << 8)
+            | (u64::from(b.mig_req) << 9)
+            | ((self.pad_count() as u64) << 10)
+            | (u64::from(b.pkey) << 16)
+            | (u64::from(b.dest_qp.value()) << 32);
+        PrefixKey(k)
+    }
+
+    fn emit_inner(
+        &self,
+        buf: &mut [u8],
+        policy: &Policy,
+        payload: impl FnOnce(&mut [u8]),
+        fast_ipv4_checksum: bool,
+        icrc_of: impl FnOnce(Encapsulation, &[u8]) -> Option<u32>,
+    ) -> Result<usize, BuildError> {
         let total = self.buffer_len();
         let have = buf.len();
         let buf = buf
@@ -328,8 +429,21 @@ impl RoceFrame {
                 let mut ip = ip;
                 ip.next_header = IpProtocol::UDP;
                 ip.payload_len = udp_len;
+                if fast_ipv4_checksum && policy.ipv4_checksum.fill() {
+                    // one copy of a header worked out in registers: setting the fields
+                    // one by one and reading them back for the checksum stalls
+                    let header = ipv4_header(&ip);
+                    debug_assert_eq!(header, {
+                        let mut h = [0u8; ipv4::HEADER_LEN];
+                        ip.emit(&mut ipv4::Packet::new_unchecked(&mut h), ChecksumMode::Both);
+                        h
+                    });
+                    buf[net_at..net_at + ipv4::HEADER_LEN].copy_from_slice(&header);
+                } else {
+                    let mut packet = ipv4::Packet::new_unchecked(&mut buf[net_at..end]);
+                    ip.emit(&mut packet, policy.ipv4_checksum);
+                }
                 let mut packet = ipv4::Packet::new_unchecked(&mut buf[net_at..end]);
-                ip.emit(&mut packet, policy.ipv4_checksum);
                 if policy.corrupt_ipv4_checksum {
                     let c = packet.checksum();
                     packet.set_checksum(!c);
@@ -370,8 +484,12 @@ impl RoceFrame {
             }
         };
 
-        let crc = icrc::compute(encapsulation, &buf[net_at..end - ICRC_LEN])
+        let crc = icrc_of(encapsulation, &buf[net_at..end - ICRC_LEN])
             .ok_or(BuildError::InvalidRepr("headers too short for the ICRC"))?;
+        debug_assert_eq!(
+            Some(crc),
+            icrc::compute(encapsulation, &buf[net_at..end - ICRC_LEN])
+        );
         let crc = match policy.icrc {
             IcrcPolicy::Correct => crc,
             IcrcPolicy::Corrupt(x) => crc ^ x.max(1),
@@ -390,6 +508,73 @@ impl RoceFrame {
         }
         Ok(total)
     }
+}
+
+/// What [`RoceFrame::emit_filled`] remembers between frames (no allocation per frame).
+#[derive(Debug, Clone, Default)]
+pub struct EmitCache {
+    icrc: icrc::IcrcCache,
+    /// The headers whose ICRC prefix `icrc` holds.
+    prefix_key: Option<PrefixKey>,
+}
+
+/// See [`RoceFrame::prefix_key`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PrefixKey([u64; 7]);
+
+impl PrefixKey {
+    /// `==`, inline (the derived one calls `memcmp`).
+    fn same(&self, other: &PrefixKey) -> bool {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .fold(0, |acc, (a, b)| acc | (a ^ b))
+            == 0
+    }
+}
+
+impl EmitCache {
+    #[must_use]
+    pub fn new() -> EmitCache {
+        EmitCache::default()
+    }
+}
+
+/// The 20-byte header `ipv4::Repr::emit` writes for `ip`, checksum filled, worked out
+/// from the fields (no option, no fragment, reserved bit 0).
+fn ipv4_header(ip: &ipv4::Repr) -> [u8; ipv4::HEADER_LEN] {
+    let tos = (ip.dscp << 2) | (ip.ecn & 0x03);
+    let total_len = u16::try_from(ip.buffer_len()).unwrap_or(u16::MAX);
+    let flags: u16 = if ip.dont_frag { 0x4000 } else { 0 };
+    let words: [u16; 10] = {
+        let src = ip.src_addr.to_bits();
+        let dst = ip.dst_addr.to_bits();
+        #[allow(clippy::cast_possible_truncation)] // the halves of each address
+        [
+            0x4500 | u16::from(tos),
+            total_len,
+            ip.ident,
+            flags,
+            (u16::from(ip.hop_limit) << 8) | u16::from(ip.next_header.0),
+            0, // checksum
+            (src >> 16) as u16,
+            src as u16,
+            (dst >> 16) as u16,
+            dst as u16,
+        ]
+    };
+    let mut acc: u32 = words.iter().map(|&w| u32::from(w)).sum();
+    while acc > 0xFFFF {
+        acc = (acc & 0xFFFF) + (acc >> 16);
+    }
+    #[allow(clippy::cast_possible_truncation)] // folded to 16 bits
+    let checksum = !(acc as u16);
+    let mut out = [0u8; ipv4::HEADER_LEN];
+    for (i, w) in words.iter().enumerate() {
+        let w = if i == 5 { checksum } else { *w };
+        out[2 * i..2 * i + 2].copy_from_slice(&w.to_be_bytes());
+    }
+    out
 }
 
 fn emit_udp_header(buf: &mut [u8], src_port: u16, dst_port: u16, transport_len: usize) {

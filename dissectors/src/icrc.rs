@@ -8,6 +8,8 @@
 //! established on the 2468 RoCEv1 frames of `mlx-rocev1-32qp.pcap`, which all
 //! verify this way and none without the pseudo-LRH.
 
+use core::fmt;
+
 use crate::ib::bth;
 
 /// The bytes in front of the covered headers: eight 0xFF standing in for the LRH.
@@ -93,6 +95,273 @@ pub fn compute(encapsulation: Encapsulation, covered: &[u8]) -> Option<u32> {
     hasher.update(&prefix[..LRH + prefix_len]);
     hasher.update(&covered[prefix_len..]);
     Some(hasher.finalize())
+}
+
+/// The CRC-32 polynomial, bit-reflected (the register shifts right).
+const POLY_REFLECTED: u32 = 0xEDB8_8320;
+
+/// Zeros fed to the CRC when working out a shift (see [`IcrcCache`]).
+static ZEROS: [u8; 512] = [0; 512];
+
+/// Byte-at-a-time table of the reflected CRC-32.
+static BYTE_TABLE: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut v = i as u32;
+        let mut bit = 0;
+        while bit < 8 {
+            v = mul_x(v);
+            bit += 1;
+        }
+        table[i] = v;
+        i += 1;
+    }
+    table
+};
+
+/// Below this many bytes a table lookup per byte beats setting up crc32fast.
+const SHORT: usize = 24;
+
+/// The CRC register (not the finalized value) after `data`, starting from `register`.
+fn advance(register: u32, data: &[u8]) -> u32 {
+    if data.len() < SHORT {
+        return data.iter().fold(register, |r, &b| {
+            (r >> 8) ^ BYTE_TABLE[usize::from((r as u8) ^ b)]
+        });
+    }
+    // crc32fast keeps the finalized (inverted) value as its state
+    let mut h = crc32fast::Hasher::new_with_initial(!register);
+    h.update(data);
+    !h.finalize()
+}
+
+/// `v · x` modulo the polynomial: one bit of zeros through the register.
+const fn mul_x(v: u32) -> u32 {
+    (v >> 1) ^ (POLY_REFLECTED & 0u32.wrapping_sub(v & 1))
+}
+
+/// The linear map "feed `n` zero bytes" on the CRC register, as nibble tables.
+#[derive(Clone)]
+struct Shift {
+    n: usize,
+    tables: [[u32; 16]; 8],
+}
+
+impl Shift {
+    fn new(n: usize) -> Shift {
+        // the image of x^0 (bit 31 of the reflected register), then x^j = x^0 · x^j
+        let mut v = 1u32 << 31;
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(ZEROS.len());
+            v = advance(v, &ZEROS[..k]);
+            left -= k;
+        }
+        let mut basis = [0u32; 32];
+        for bit in (0..32).rev() {
+            basis[bit] = v;
+            v = mul_x(v);
+        }
+        let mut tables = [[0u32; 16]; 8];
+        for (i, table) in tables.iter_mut().enumerate() {
+            for nib in 1..16usize {
+                let low = nib.trailing_zeros() as usize;
+                table[nib] = table[nib & (nib - 1)] ^ basis[i * 4 + low];
+            }
+        }
+        Shift { n, tables }
+    }
+
+    fn apply(&self, register: u32) -> u32 {
+        let mut out = 0;
+        for (i, table) in self.tables.iter().enumerate() {
+            out ^= table[((register >> (i * 4)) & 0xF) as usize];
+        }
+        out
+    }
+}
+
+/// The register contribution of one payload tail: `fill_len` bytes of `fill`
+/// followed by `zero_len` zeros.
+#[derive(Debug, Clone, Copy, Default)]
+struct TailCrc {
+    valid: bool,
+    fill_len: usize,
+    zero_len: usize,
+    contribution: u32,
+}
+
+/// Memory for [`IcrcCache::compute_filled`]: many frames of a stream share
+/// their masked headers up to the PSN and their payload, so the CRC of those
+/// is worked out once and combined with the few bytes that change (the CRC is
+/// linear: feeding `n` bytes is a fixed linear map of the register, XOR the
+/// bytes' own contribution). The results are bit-for-bit those of [`compute`].
+#[derive(Clone)]
+pub struct IcrcCache {
+    /// Pseudo-LRH and masked headers up to (not including) BTH byte 8.
+    prefix: [u8; PSEUDO_LRH.len() + MAX_PREFIX],
+    prefix_len: usize,
+    /// CRC register after `prefix[..prefix_len]`.
+    prefix_register: u32,
+    /// Per fill byte.
+    tails: [TailCrc; 256],
+    shifts: [Option<Shift>; 2],
+    next_shift: usize,
+    /// A tail length that missed once: it gets a shift table when it misses again.
+    last_miss: usize,
+}
+
+impl Default for IcrcCache {
+    fn default() -> Self {
+        IcrcCache::new()
+    }
+}
+
+impl fmt::Debug for IcrcCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IcrcCache")
+            .field("prefix_len", &self.prefix_len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IcrcCache {
+    /// An empty cache.
+    #[must_use]
+    pub fn new() -> IcrcCache {
+        IcrcCache {
+            prefix: [0; PSEUDO_LRH.len() + MAX_PREFIX],
+            prefix_len: 0,
+            prefix_register: 0,
+            tails: [TailCrc::default(); 256],
+            shifts: [None, None],
+            next_shift: 0,
+            last_miss: usize::MAX,
+        }
+    }
+
+    /// The register after the pseudo-LRH and the masked headers up to the PSN, from the
+    /// cache when they are the bytes it holds (`covered` holds at least the BTH).
+    fn prefix_register_of(&mut self, encapsulation: Encapsulation, covered: &[u8]) -> u32 {
+        const LRH: usize = PSEUDO_LRH.len();
+        let bth_offset = encapsulation.bth_offset();
+        let fixed = bth_offset + 8;
+        // every masked byte is before `fixed`; the rest of the array stays zero, so the
+        // whole fixed-size arrays compare (inline)
+        let mut prefix = [0u8; LRH + MAX_PREFIX];
+        prefix[..LRH].copy_from_slice(&PSEUDO_LRH);
+        let masked = &mut prefix[LRH..LRH + fixed];
+        masked.copy_from_slice(&covered[..fixed]);
+        match encapsulation {
+            Encapsulation::Ipv4 { header_len } => {
+                masked[1] = 0xFF;
+                masked[8] = 0xFF;
+                masked[10..12].fill(0xFF);
+                masked[header_len + 6..header_len + 8].fill(0xFF);
+            }
+            Encapsulation::Ipv6 => {
+                mask_traffic_class_flow_label_hop_limit(masked);
+                masked[IPV6_HEADER_LEN + 6..IPV6_HEADER_LEN + 8].fill(0xFF);
+            }
+            Encapsulation::RoceV1 => mask_traffic_class_flow_label_hop_limit(masked),
+        }
+        masked[bth_offset + bth::MASKED_BYTE] = 0xFF;
+        if self.prefix_len != LRH + fixed || self.prefix != prefix {
+            self.prefix = prefix;
+            self.prefix_len = LRH + fixed;
+            self.prefix_register = advance(!0, &prefix[..LRH + fixed]);
+        }
+        self.prefix_register
+    }
+
+    /// [`compute`] for `covered` that ends in `fill_len` bytes equal to `fill`
+    /// and then `zero_len` zeros (a filled payload and its pad), after the headers.
+    /// `None` as [`compute`] (also when `covered` is shorter than that tail).
+    pub fn compute_filled(
+        &mut self,
+        encapsulation: Encapsulation,
+        covered: &[u8],
+        fill: u8,
+        fill_len: usize,
+        zero_len: usize,
+    ) -> Option<u32> {
+        self.compute_filled_with(encapsulation, covered, fill, fill_len, zero_len, false)
+    }
+
+    /// As [`IcrcCache::compute_filled`]; `same_prefix` promises that the headers up to the
+    /// PSN are those of the last call that returned `Some` (the builder knows it from the
+    /// `Repr`s, without reading the bytes back).
+    pub(crate) fn compute_filled_with(
+        &mut self,
+        encapsulation: Encapsulation,
+        covered: &[u8],
+        fill: u8,
+        fill_len: usize,
+        zero_len: usize,
+        same_prefix: bool,
+    ) -> Option<u32> {
+        let bth_offset = encapsulation.bth_offset();
+        let prefix_len = bth_offset + bth::HEADER_LEN;
+        let tail_len = fill_len + zero_len;
+        if covered.len() < prefix_len + tail_len || prefix_len > MAX_PREFIX {
+            return None;
+        }
+        let headers_end = covered.len() - tail_len;
+        debug_assert!(
+            covered[headers_end..headers_end + fill_len]
+                .iter()
+                .all(|&b| b == fill)
+        );
+        debug_assert!(covered[headers_end + fill_len..].iter().all(|&b| b == 0));
+
+        // headers up to the PSN: from the cache when they are the same bytes
+        const LRH: usize = PSEUDO_LRH.len();
+        let fixed = bth_offset + 8; // BTH byte 8 holds AckReq and is followed by the PSN
+        let register = if same_prefix && self.prefix_len == LRH + fixed {
+            self.prefix_register
+        } else {
+            self.prefix_register_of(encapsulation, covered)
+        };
+        debug_assert_eq!(register, {
+            let mut c = self.clone();
+            c.prefix_len = 0;
+            c.prefix_register_of(encapsulation, covered)
+        });
+        let register = advance(register, &covered[fixed..headers_end]);
+        // the payload and pad
+        let tail = &covered[headers_end..];
+        let found = self
+            .shifts
+            .iter()
+            .position(|s| s.as_ref().is_some_and(|s| s.n == tail_len));
+        let i = match found {
+            Some(i) => i,
+            None if self.last_miss == tail_len => {
+                let i = self.next_shift;
+                self.next_shift = (i + 1) % self.shifts.len();
+                self.shifts[i] = Some(Shift::new(tail_len));
+                i
+            }
+            None => {
+                self.last_miss = tail_len;
+                return Some(!advance(register, tail));
+            }
+        };
+        let Some(shift) = &self.shifts[i] else {
+            return Some(!advance(register, tail));
+        };
+        let slot = &mut self.tails[usize::from(fill)];
+        if !(slot.valid && slot.fill_len == fill_len && slot.zero_len == zero_len) {
+            *slot = TailCrc {
+                valid: true,
+                fill_len,
+                zero_len,
+                contribution: advance(0, tail),
+            };
+        }
+        Some(!(shift.apply(register) ^ slot.contribution))
+    }
 }
 
 /// IPv6 and GRH share the layout of their first eight bytes.
@@ -222,6 +491,38 @@ mod test {
             assert!(
                 matches!(verify(V4, &f[14..]), IcrcStatus::Invalid { .. }),
                 "flipping byte {i} went unnoticed"
+            );
+        }
+    }
+
+    /// The cached path gives `compute`'s answer for every kind of frame, however the
+    /// frames alternate (cache hits and misses).
+    #[test]
+    fn test_compute_filled_matches_compute() {
+        let mut cache = IcrcCache::new();
+        let vectors = [
+            (VECTOR_A, V4),
+            (VECTOR_B, V4),
+            (VECTOR_C, V4),
+            (VECTOR_D, Encapsulation::Ipv6),
+        ];
+        let mut x: u32 = 12345;
+        for round in 0..400usize {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let (v, enc) = vectors[(x >> 8) as usize % vectors.len()];
+            let frame = hex(v);
+            let headers = &frame[14..14 + enc.bth_offset() + bth::HEADER_LEN];
+            let fill = (x >> 16) as u8 % 3;
+            let fill_len: usize = [0, 1, 5, 64, 1024][(x >> 20) as usize % 5];
+            let zero_len = fill_len.wrapping_neg() & 3;
+            let mut covered = headers.to_vec();
+            covered[headers.len() - 1] = round as u8; // the PSN changes
+            covered.extend(std::iter::repeat_n(fill, fill_len));
+            covered.extend(std::iter::repeat_n(0, zero_len));
+            assert_eq!(
+                cache.compute_filled(enc, &covered, fill, fill_len, zero_len),
+                compute(enc, &covered),
+                "round {round}"
             );
         }
     }

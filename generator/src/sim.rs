@@ -22,7 +22,8 @@ use core::fmt;
 use crate::events::EventQueue;
 
 use rocescope_dissectors::builder::{
-    BuildError, ExtReprs, IcrcPolicy, L2, MacControlFrame, NetworkRepr, Policy, RoceFrame, VlanTag,
+    BuildError, EmitCache, ExtReprs, IcrcPolicy, L2, MacControlFrame, NetworkRepr, Policy,
+    RoceFrame, VlanTag,
 };
 use rocescope_dissectors::ethernet::{self, EtherType};
 use rocescope_dissectors::ib::aeth::{self, AethKind, NakCode, Syndrome};
@@ -252,6 +253,10 @@ pub struct Generator<'s> {
     tcp: TcpModel,
     frames: u64,
     stopped: bool,
+    /// What consecutive frames share (ICRC of unchanged headers and payloads).
+    emit_cache: EmitCache,
+    /// `(len, ser_ns(len, link_bps))` of the last two lengths (`usize::MAX`: none).
+    ser_memo: [(usize, u64); 2],
 }
 
 fn ser_ns(len: usize, link_bps: u64) -> u64 {
@@ -411,6 +416,8 @@ impl<'s> Generator<'s> {
             tcp: TcpModel::new(sc, seed),
             frames: 0,
             stopped: false,
+            emit_cache: EmitCache::new(),
+            ser_memo: [(usize::MAX, 0); 2],
         };
         for ci in 0..sc.connections.len() {
             if sc.connections[ci].transport == TransportKind::TcpBth {
@@ -428,6 +435,16 @@ impl<'s> Generator<'s> {
             );
         }
         g
+    }
+
+    /// `ser_ns(len, link_bps)`, remembering the last two lengths (a division saved).
+    fn ser_link(&mut self, len: usize) -> u64 {
+        if let Some(&(_, ser)) = self.ser_memo.iter().find(|m| m.0 == len) {
+            return ser;
+        }
+        let ser = ser_ns(len, self.sc.link_bps);
+        self.ser_memo = [(len, ser), self.ser_memo[0]];
+        ser
     }
 
     fn park(&mut self, p: Pkt) -> u32 {
@@ -905,7 +922,7 @@ impl<'s> Generator<'s> {
             snap: 0,
         };
         let len = self.frame_len(&pkt);
-        let ser = ser_ns(len, self.sc.link_bps);
+        let ser = self.ser_link(len);
         self.host_tx_free[h] = self.now + ser;
         if conn.transport == TransportKind::Rc {
             self.arm_timer(c);
@@ -913,8 +930,17 @@ impl<'s> Generator<'s> {
         self.switch_request(pkt, ci, retx, ser);
         // pacing
         let q = &mut self.qps[ci];
-        let by_load = ser * 1_000_000 / u64::from(conn.load_ppm);
-        let by_rate = ser_ns(len, q.rate_bps.max(1));
+        // (the shortcuts give the same numbers without a division)
+        let by_load = if conn.load_ppm == 1_000_000 && ser <= u64::MAX / 1_000_000 {
+            ser
+        } else {
+            ser * 1_000_000 / u64::from(conn.load_ppm)
+        };
+        let by_rate = if q.rate_bps == self.sc.link_bps {
+            ser
+        } else {
+            ser_ns(len, q.rate_bps.max(1))
+        };
         q.next_tx_at = self.now + by_load.max(by_rate);
         self.kick(c);
     }
@@ -1198,7 +1224,7 @@ impl<'s> Generator<'s> {
             q.resp_q.pop_front();
         }
         let len = self.frame_len(&pkt);
-        let ser = ser_ns(len, self.sc.link_bps);
+        let ser = self.ser_link(len);
         self.host_tx_free[h] = self.now + ser;
         if self.sc.capture == CapturePoint::Receiver {
             self.capture(pkt);
@@ -1466,7 +1492,7 @@ impl<'s> Generator<'s> {
                     ..Policy::default()
                 };
                 let fill = (p.psn.value() & 0xFF) as u8;
-                let len = frame.emit(buf, &policy, |b| b.fill(fill))?;
+                let len = frame.emit_filled(buf, &policy, fill, &mut self.emit_cache)?;
                 let snap = match (p.snap, self.sc.snaplen) {
                     (0, 0) => len,
                     (0, s) | (s, 0) => s as usize,
