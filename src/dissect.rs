@@ -1,7 +1,8 @@
 //! `rocescope dissect`: decode every frame of one or more captures, like tshark.
 //!
-//! The loop reads frames from [`crate::capture::open_all`] (merged by time when there are
-//! several files), dissects each one from its link type, classifies the dissector's complaint
+//! A reading thread takes frames from [`crate::capture::open_all`] (merged by time when there
+//! are several files) and hands them over in recycled batches; the loop dissects each one from
+//! its link type, classifies the dissector's complaint
 //! (truncated or malformed, interfaces.md §2 and §6.5), applies `--frames`, `-Y` and `-c`, and
 //! writes one of four formats through one large `BufWriter` on the locked stdout:
 //!
@@ -21,6 +22,8 @@ pub mod verbose;
 
 use std::fmt;
 use std::io::{self, BufWriter, Write};
+use std::sync::mpsc;
+use std::thread;
 
 use rocescope_dissectors::WireError;
 use rocescope_dissectors::ethernet::EtherType;
@@ -174,9 +177,132 @@ pub fn write_all(cfg: &DissectConfig, out: &mut impl Write) -> anyhow::Result<()
     Ok(())
 }
 
+/// Frames per hand-off from the reading thread (fewer when [`BATCH_BYTES`] is reached first).
+const BATCH_FRAMES: usize = 1024;
+/// Captured bytes per hand-off (a batch ends after the frame that reaches this).
+const BATCH_BYTES: usize = 1 << 20;
+/// Batches in circulation: one being filled, one being decoded, two waiting.
+const BATCHES: usize = 4;
+
+/// One frame of a [`Batch`]: a [`Frame`] whose bytes are `data[start..end]` of the batch.
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    number: u64,
+    time_ns: u64,
+    caplen: u32,
+    orig_len: u32,
+    link: LinkType,
+    start: usize,
+    end: usize,
+}
+
+/// Frames read ahead by the reading thread, in capture order; recycled once decoded.
+#[derive(Default)]
+struct Batch {
+    data: Vec<u8>,
+    frames: Vec<Meta>,
+    /// Time of the first frame of the capture (whether shown or not).
+    first_time: Option<u64>,
+    /// The capture error met right after these frames (the reading thread then stops).
+    error: Option<capture::CaptureError>,
+}
+
+/// The reading thread: read the frames of `--frames`, copy them into recycled batches and
+/// send them in order. It stops at the end, at an error (sent after the frames before it), or
+/// when the decoding side hangs up.
+fn read_ahead(
+    cfg: &DissectConfig,
+    reader: &mut capture::MergedReader,
+    free: &mpsc::Receiver<Batch>,
+    full: &mpsc::SyncSender<Batch>,
+) {
+    let mut first_time = None;
+    let mut done = false;
+    while !done {
+        let Ok(mut batch) = free.recv() else {
+            return;
+        };
+        batch.data.clear();
+        batch.frames.clear();
+        while batch.frames.len() < BATCH_FRAMES && batch.data.len() < BATCH_BYTES {
+            let frame = match reader.next_frame() {
+                None => {
+                    done = true;
+                    break;
+                }
+                Some(Err(e)) => {
+                    batch.error = Some(e);
+                    done = true;
+                    break;
+                }
+                Some(Ok(frame)) => frame,
+            };
+            first_time.get_or_insert(frame.time_ns);
+            if cfg.frames.is_past(frame.number) {
+                done = true;
+                break;
+            }
+            if !cfg.frames.contains(frame.number) {
+                continue;
+            }
+            let start = batch.data.len();
+            batch.data.extend_from_slice(frame.data);
+            batch.frames.push(Meta {
+                number: frame.number,
+                time_ns: frame.time_ns,
+                caplen: frame.caplen,
+                orig_len: frame.orig_len,
+                link: frame.link,
+                start,
+                end: batch.data.len(),
+            });
+        }
+        batch.first_time = first_time;
+        if (batch.frames.is_empty() && batch.error.is_none()) || full.send(batch).is_err() {
+            return;
+        }
+    }
+}
+
+/// Decode and write frames: a reading thread fills batches of frames (the read system calls
+/// and the copy out of the page cache), this one dissects and formats them. Output order is
+/// capture order; nothing is allocated per frame (batches are recycled).
 fn frames(
     cfg: &DissectConfig,
     reader: &mut capture::MergedReader,
+    writer: &mut Writer,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    if cfg.count == Some(0) {
+        return Ok(());
+    }
+    let (free_tx, free_rx) = mpsc::channel::<Batch>();
+    let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(BATCHES);
+    for _ in 0..BATCHES {
+        let batch = Batch {
+            data: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
+            frames: Vec::with_capacity(BATCH_FRAMES),
+            ..Batch::default()
+        };
+        // Cannot fail: the receiver is alive.
+        let _ = free_tx.send(batch);
+    }
+    thread::scope(|scope| {
+        scope.spawn(move || read_ahead(cfg, reader, &free_rx, &full_tx));
+        let result = decode(cfg, &full_rx, &free_tx, writer, out);
+        // Hanging up stops the reading thread (the scope waits for it) when decoding stopped
+        // early: `-c`, an output error.
+        drop(full_rx);
+        drop(free_tx);
+        result
+    })
+}
+
+/// The decoding side of [`frames`].
+fn decode(
+    cfg: &DissectConfig,
+    full: &mpsc::Receiver<Batch>,
+    free: &mpsc::Sender<Batch>,
     writer: &mut Writer,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
@@ -184,31 +310,35 @@ fn frames(
         roce_ports: &cfg.roce_ports,
         ..Options::default()
     };
-    let mut first_time = None;
     let mut shown = 0u64;
-    if cfg.count == Some(0) {
-        return Ok(());
-    }
-    while let Some(item) = reader.next_frame() {
-        let frame = item?;
-        let first = *first_time.get_or_insert(frame.time_ns);
-        if cfg.frames.is_past(frame.number) {
-            break;
-        }
-        if !cfg.frames.contains(frame.number) {
-            continue;
-        }
-        let view = FrameView::new(frame, &options, first);
-        if let Some(filter) = &cfg.filter {
-            if !filter.matches(&view.facts(), view.dissected.as_ref()) {
-                continue;
+    for mut batch in full {
+        let first = batch.first_time.unwrap_or(0);
+        for m in &batch.frames {
+            let frame = Frame {
+                number: m.number,
+                time_ns: m.time_ns,
+                caplen: m.caplen,
+                orig_len: m.orig_len,
+                link: m.link,
+                data: &batch.data[m.start..m.end],
+            };
+            let view = FrameView::new(frame, &options, first);
+            if let Some(filter) = &cfg.filter {
+                if !filter.matches(&view.facts(), view.dissected.as_ref()) {
+                    continue;
+                }
+            }
+            writer.frame(&view, out)?;
+            shown += 1;
+            if cfg.count.is_some_and(|c| shown >= c) {
+                return Ok(());
             }
         }
-        writer.frame(&view, out)?;
-        shown += 1;
-        if cfg.count.is_some_and(|c| shown >= c) {
-            break;
+        if let Some(e) = batch.error.take() {
+            return Err(e.into());
         }
+        // The reading thread may have stopped already: then the batch is simply dropped.
+        let _ = free.send(batch);
     }
     Ok(())
 }

@@ -94,6 +94,9 @@ pub fn write_frame(buf: &mut Vec<u8>, view: &FrameView<'_>) {
 }
 
 /// The visitor: objects for layers, arrays for lists, one member per field.
+///
+/// Every method is inlined into [`pretty::visit`]'s call sites, where the key and the kind of
+/// value are constants: a member becomes a few fixed-size copies, with no call and no `match`.
 struct Json<'b> {
     buf: &'b mut Vec<u8>,
     /// A value was written last (not an opening bracket): the next member needs a comma.
@@ -101,6 +104,7 @@ struct Json<'b> {
 }
 
 impl Json<'_> {
+    #[inline(always)]
     fn member(&mut self, key: &str) {
         if self.comma {
             self.buf.push(b',');
@@ -115,12 +119,14 @@ impl Json<'_> {
         }
     }
 
+    #[inline(always)]
     fn open(&mut self, key: &str, bracket: u8) {
         self.member(key);
         self.buf.push(bracket);
         self.comma = false;
     }
 
+    #[inline(always)]
     fn close(&mut self, bracket: u8) {
         self.buf.push(bracket);
         self.comma = true;
@@ -128,18 +134,23 @@ impl Json<'_> {
 }
 
 impl Visitor for Json<'_> {
+    #[inline(always)]
     fn begin(&mut self, key: &'static str, _title: &'static str, _range: Range<usize>) {
         self.open(key, b'{');
     }
+    #[inline(always)]
     fn end(&mut self) {
         self.close(b'}');
     }
+    #[inline(always)]
     fn begin_list(&mut self, key: &'static str, _title: &'static str, _range: Range<usize>) {
         self.open(key, b'[');
     }
+    #[inline(always)]
     fn end_list(&mut self) {
         self.close(b']');
     }
+    #[inline(always)]
     fn field(
         &mut self,
         key: &'static str,
@@ -153,6 +164,7 @@ impl Visitor for Json<'_> {
 }
 
 /// A field value as JSON: numbers for every integer, strings for addresses.
+#[inline(always)]
 pub fn write_value(buf: &mut Vec<u8>, value: Value<'_>) {
     match value {
         Value::Uint(v) | Value::Hex(v, _) => uint(buf, v),
@@ -163,16 +175,8 @@ pub fn write_value(buf: &mut Vec<u8>, value: Value<'_>) {
             escape(buf, s);
             buf.push(b'"');
         }
-        Value::Mac(a) => {
-            buf.push(b'"');
-            mac(buf, a);
-            buf.push(b'"');
-        }
-        Value::Ipv4(a) => {
-            buf.push(b'"');
-            ipv4(buf, a);
-            buf.push(b'"');
-        }
+        Value::Mac(a) => mac_quoted(buf, a),
+        Value::Ipv4(a) => ipv4_quoted(buf, a),
         Value::Ipv6(a) => {
             buf.push(b'"');
             // Display for Ipv6Addr writes straight through (no width given): no allocation.
@@ -183,32 +187,150 @@ pub fn write_value(buf: &mut Vec<u8>, value: Value<'_>) {
     }
 }
 
+/// `"00".."99"`: two digits at a time.
+const PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// `v` in decimal. Digits are put left-aligned in a fixed array that is appended whole and
+/// then cut to length: one fixed-size copy instead of a call to `memcpy`.
+#[inline(always)]
 fn uint(buf: &mut Vec<u8>, v: u64) {
-    let mut b = itoa::Buffer::new();
-    buf.extend_from_slice(b.format(v).as_bytes());
+    if v < 10 {
+        // Lossless: v < 10.
+        buf.push(b'0' + v as u8);
+    } else {
+        uint_long(buf, v);
+    }
+}
+
+/// `10^i`.
+const POW10: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// How many decimal digits `v` has.
+#[inline(always)]
+fn digit_count(v: u64) -> usize {
+    // floor(log10(v)) is floor(log2(v)) * log10(2) (1233 / 4096) or one less: at most 19.
+    let t = (((64 - (v | 1).leading_zeros()) * 1233) >> 12) as usize;
+    t + 1 - usize::from(v < POW10[t])
+}
+
+/// Two digits of `PAIRS` for `x < 100`.
+#[inline(always)]
+fn pair(x: u32) -> [u8; 2] {
+    let i = 2 * x as usize;
+    [PAIRS[i], PAIRS[i + 1]]
+}
+
+/// Append `N` zero bytes to `buf` and return them, to be written in place.
+///
+/// Text is built in the output buffer itself, never in a small array copied over afterwards:
+/// a wide load of bytes just stored one or two at a time stalls (no store-to-load forwarding).
+#[inline(always)]
+fn room<const N: usize>(buf: &mut Vec<u8>) -> (usize, &mut [u8; N]) {
+    let len = buf.len();
+    buf.extend_from_slice(&[0; N]);
+    let tail = buf.split_at_mut(len).1;
+    // Cannot fail: exactly N bytes were just appended.
+    let tail: &mut [u8; N] = tail.try_into().unwrap_or_else(|_| unreachable!());
+    (len, tail)
+}
+
+/// [`uint`] for `v >= 10`.
+fn uint_long(buf: &mut Vec<u8>, v: u64) {
+    let n = digit_count(v);
+    let (len, digits) = room::<20>(buf);
+    let mut i = n;
+    let mut rest = v;
+    // Four digits at a time while they do not fit 32 bits, then in 32-bit arithmetic.
+    while rest > u64::from(u32::MAX) {
+        // Lossless: below 10_000.
+        let r = (rest % 10_000) as u32;
+        rest /= 10_000;
+        digits[i - 4..i - 2].copy_from_slice(&pair(r / 100));
+        digits[i - 2..i].copy_from_slice(&pair(r % 100));
+        i -= 4;
+    }
+    // Lossless: checked just above.
+    let mut rest = rest as u32;
+    while rest >= 10_000 {
+        let r = rest % 10_000;
+        rest /= 10_000;
+        digits[i - 4..i - 2].copy_from_slice(&pair(r / 100));
+        digits[i - 2..i].copy_from_slice(&pair(r % 100));
+        i -= 4;
+    }
+    if rest >= 100 {
+        digits[i - 2..i].copy_from_slice(&pair(rest % 100));
+        rest /= 100;
+        i -= 2;
+    }
+    if rest >= 10 {
+        digits[i - 2..i].copy_from_slice(&pair(rest));
+    } else {
+        // Lossless: below 10.
+        digits[i - 1] = b'0' + rest as u8;
+    }
+    buf.truncate(len + n);
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// `aa:bb:cc:dd:ee:ff`, lowercase.
-pub fn mac(buf: &mut Vec<u8>, a: Address) {
+/// `"aa:bb:cc:dd:ee:ff"`: lowercase, in double quotes.
+fn mac_quoted(buf: &mut Vec<u8>, a: Address) {
+    let (_, s) = room::<19>(buf);
+    s[0] = b'"';
     for (i, b) in a.as_bytes().iter().enumerate() {
-        if i > 0 {
-            buf.push(b':');
-        }
-        buf.push(HEX[usize::from(b >> 4)]);
-        buf.push(HEX[usize::from(b & 0xF)]);
+        s[1 + 3 * i] = HEX[usize::from(b >> 4)];
+        s[2 + 3 * i] = HEX[usize::from(b & 0xF)];
+        s[3 + 3 * i] = b':';
     }
+    s[18] = b'"';
 }
 
-fn ipv4(buf: &mut Vec<u8>, a: Ipv4Addr) {
-    let mut b = itoa::Buffer::new();
-    for (i, o) in a.octets().iter().enumerate() {
-        if i > 0 {
-            buf.push(b'.');
-        }
-        buf.extend_from_slice(b.format(*o).as_bytes());
+/// Each octet's digits followed by a dot, left-aligned, and how many bytes that is.
+const OCTETS: [([u8; 4], u8); 256] = {
+    let mut t = [([0u8; 4], 0u8); 256];
+    let mut o = 0;
+    while o < 256 {
+        // Lossless: o < 256.
+        let b = o as u8;
+        t[o] = if b >= 100 {
+            ([b'0' + b / 100, b'0' + b / 10 % 10, b'0' + b % 10, b'.'], 4)
+        } else if b >= 10 {
+            ([b'0' + b / 10, b'0' + b % 10, b'.', 0], 3)
+        } else {
+            ([b'0' + b, b'.', 0, 0], 2)
+        };
+        o += 1;
     }
+    t
+};
+
+/// The dotted quad in double quotes.
+fn ipv4_quoted(buf: &mut Vec<u8>, a: Ipv4Addr) {
+    let (len, s) = room::<20>(buf);
+    s[0] = b'"';
+    let mut n = 1;
+    for o in a.octets() {
+        let (text, octet_len) = OCTETS[usize::from(o)];
+        s[n..n + 4].copy_from_slice(&text);
+        n += usize::from(octet_len);
+    }
+    // The last octet's dot becomes the closing quote.
+    s[n - 1] = b'"';
+    buf.truncate(len + n);
 }
 
 /// Append `s` as the inside of a JSON string.
@@ -255,6 +377,60 @@ impl fmt::Write for Escaped<'_> {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn numbers() {
+        let mut edges = vec![0, 9, 10, 99, 100, 999, 1000, 9999, 10_000, 99_999, 100_000];
+        edges.extend(POW10.iter().flat_map(|&p| [p - 1, p, p + 1]));
+        edges.extend([
+            u64::from(u32::MAX) - 1,
+            u64::from(u32::MAX),
+            u64::from(u32::MAX) + 1,
+            1_695_280_510_874_489_000,
+            u64::MAX - 1,
+            u64::MAX,
+        ]);
+        for v in edges {
+            let mut b = vec![b'x'];
+            uint(&mut b, v);
+            assert_eq!(String::from_utf8(b).unwrap(), format!("x{v}"));
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = x >> (x % 64);
+            let mut b = Vec::new();
+            uint(&mut b, v);
+            assert_eq!(String::from_utf8(b).unwrap(), v.to_string());
+        }
+    }
+
+    #[test]
+    fn addresses() {
+        for a in [
+            [0, 0, 0, 0],
+            [255, 255, 255, 255],
+            [10, 0, 99, 100],
+            [1, 22, 133, 9],
+        ] {
+            let a = Ipv4Addr::from(a);
+            let mut b = vec![b'x'];
+            ipv4_quoted(&mut b, a);
+            assert_eq!(String::from_utf8(b).unwrap(), format!("x\"{a}\""));
+        }
+        for o in 0..=255u8 {
+            let a = Ipv4Addr::new(o, 255 - o, o / 3, o.wrapping_mul(7));
+            let mut b = Vec::new();
+            ipv4_quoted(&mut b, a);
+            assert_eq!(String::from_utf8(b).unwrap(), format!("\"{a}\""));
+        }
+        let a = Address([0x08, 0xc0, 0xeb, 0xda, 0xe2, 0xe6]);
+        let mut b = Vec::new();
+        mac_quoted(&mut b, a);
+        assert_eq!(String::from_utf8(b).unwrap(), "\"08:c0:eb:da:e2:e6\"");
+    }
 
     #[test]
     fn escapes() {
