@@ -6,6 +6,7 @@
 
 pub mod csv;
 pub mod json;
+pub mod pipeline;
 pub mod text;
 
 use std::fs::File;
@@ -23,6 +24,9 @@ use crate::replay::{Engine, EngineConfig, Kind, Replay};
 
 /// Inputs at least this large get a progress bar (when stderr is a terminal).
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
+/// Inputs at least this large (and standard input) are replayed on two threads
+/// ([`pipeline`]), when there are two cores; smaller ones are done before that pays.
+const PIPELINE_MIN_BYTES: u64 = 4 << 20;
 
 /// What `--fail-on` asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -177,26 +181,58 @@ fn progress_bar(cfg: &AnalyzeConfig) -> Option<indicatif::ProgressBar> {
 /// # Errors
 /// A capture that cannot be opened or read.
 pub fn replay(cfg: &AnalyzeConfig) -> anyhow::Result<Replay> {
+    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let split =
+        (two_cores && input_bytes(cfg) >= PIPELINE_MIN_BYTES).then_some(pipeline::Split::Balanced);
+    replay_with(cfg, split)
+}
+
+/// Total size of the captures; `u64::MAX` when one is standard input.
+fn input_bytes(cfg: &AnalyzeConfig) -> u64 {
+    let mut total = 0u64;
+    for p in &cfg.captures {
+        if p.as_os_str() == "-" {
+            return u64::MAX;
+        }
+        total = total.saturating_add(std::fs::metadata(p).map_or(0, |m| m.len()));
+    }
+    total
+}
+
+/// [`replay`] on one thread (`split` `None`) or on two, split as told (tests compare them).
+///
+/// # Errors
+/// As [`replay`].
+pub fn replay_with(cfg: &AnalyzeConfig, split: Option<pipeline::Split>) -> anyhow::Result<Replay> {
     let mut reader = capture::open_all(&cfg.captures)?;
-    let options = Options {
-        roce_ports: &cfg.roce_ports,
-        ..Options::default()
-    };
     let mut engine = Engine::new(EngineConfig {
         link_bps: cfg.link_bps,
         storm_ns: cfg.storm_ns,
         roce_ports: cfg.roce_ports.clone(),
     });
     let bar = progress_bar(cfg);
-    let mut bytes = 0u64;
-    while let Some(item) = reader.next_frame() {
-        let frame = item?;
-        bytes += u64::from(frame.caplen) + 16;
-        let view = FrameView::new(frame, &options, 0);
-        engine.frame(&view);
-        if let Some(bar) = &bar {
-            if frame.number % 65_536 == 0 {
+    if let Some(split) = split {
+        let progress = |bytes: u64| {
+            if let Some(bar) = &bar {
                 bar.set_position(bytes);
+            }
+        };
+        pipeline::run(&mut reader, &cfg.roce_ports, &mut engine, split, &progress)?;
+    } else {
+        let options = Options {
+            roce_ports: &cfg.roce_ports,
+            ..Options::default()
+        };
+        let mut bytes = 0u64;
+        while let Some(item) = reader.next_frame() {
+            let frame = item?;
+            bytes += u64::from(frame.caplen) + 16;
+            let view = FrameView::new(frame, &options, 0);
+            engine.frame(&view);
+            if let Some(bar) = &bar {
+                if frame.number % 65_536 == 0 {
+                    bar.set_position(bytes);
+                }
             }
         }
     }

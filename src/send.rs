@@ -393,12 +393,14 @@ mod tests {
         let s = send_into(&sc, 1, Some(Rate::Packets(1000.0)), bound, &mut sent).unwrap();
         assert_eq!(s.frames, 51);
         assert!(s.elapsed >= Duration::from_millis(50), "{:?}", s.elapsed);
-        // Duration bound with a rate: at 1000 pps for 20 ms, 20 frames.
+        // Duration bound with a rate: at 1000 pps for 20 ms, at most 20 frames
+        // (frames due at 0..19 ms). Fewer when the machine is busy, so only the
+        // bound that load cannot break is asserted: no timing in tests.
         let bound = Bound {
             count: None,
             duration: Some(Duration::from_millis(20)),
         };
         let s = send_into(&sc, 1, Some(Rate::Packets(1000.0)), bound, &mut sent).unwrap();
-        assert_eq!(s.frames, 20);
+        assert!(s.frames <= 20, "{}", s.frames);
     }
 }

@@ -17,7 +17,7 @@ use super::flow::{Flow, ReadTrack};
 use super::hash::FxHashMap;
 use super::pfc::PfcTable;
 use super::psn::{DEFAULT_PMTU, ReqPacket, StepOut, read_count};
-use crate::dissect::FrameView;
+use crate::dissect::{FrameView, Problem};
 
 /// CM requests remembered while waiting for their reply, at most.
 const CM_PENDING_MAX: usize = 65_536;
@@ -166,17 +166,7 @@ impl Engine {
             return;
         };
         if let Some(ev) = PacketEvent::from_view(view) {
-            let before = self.events.len();
-            self.packet(&ev);
-            if let Some(problem) = view.problem.filter(|_| ev.truncated || ev.malformed) {
-                for e in &mut self.events[before..] {
-                    if matches!(e.kind, Kind::Truncated | Kind::Malformed)
-                        && e.detail == Detail::None
-                    {
-                        e.detail = Detail::Text(problem.to_string());
-                    }
-                }
-            }
+            self.roce_frame(&ev, view.problem);
             if !ev.malformed && !matches!(ev.icrc, Icrc::Invalid { .. }) {
                 if let Some(msg) = d
                     .roce
@@ -229,6 +219,21 @@ impl Engine {
             self.events.append(&mut out);
         }
         self.integrity_only(view, None);
+    }
+
+    /// A frame that [`PacketEvent::from_view`] summarised as `ev`, with its view's `problem`:
+    /// what [`Engine::frame`] does with it, but the CM message (see [`Engine::cm`]). Lets
+    /// the frame be dissected on another thread.
+    pub fn roce_frame(&mut self, ev: &PacketEvent, problem: Option<Problem>) {
+        let before = self.events.len();
+        self.packet(ev);
+        if let Some(problem) = problem.filter(|_| ev.truncated || ev.malformed) {
+            for e in &mut self.events[before..] {
+                if matches!(e.kind, Kind::Truncated | Kind::Malformed) && e.detail == Detail::None {
+                    e.detail = Detail::Text(problem.to_string());
+                }
+            }
+        }
     }
 
     /// Truncated / malformed counting for a frame that has no flow.

@@ -1,0 +1,53 @@
+//! The two-thread replay (`rocescope::analyze::pipeline`) reports exactly what the
+//! single-threaded one does, however the frames are split between the threads: every capture
+//! of `captures/` and `../shared/captures/real/`, alone and merged.
+
+use std::path::{Path, PathBuf};
+
+use rocescope::analyze::pipeline::Split;
+use rocescope::analyze::{AnalyzeConfig, replay_with, write_report};
+use rocescope::cli::AnalyzeFormat;
+
+fn report(cfg: &AnalyzeConfig, split: Option<Split>) -> String {
+    let replay = replay_with(cfg, split).unwrap();
+    let mut out = Vec::new();
+    write_report(cfg, &replay, &mut out, false).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn pcaps(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_split_reports_the_same() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = pcaps(&root.join("captures"));
+    assert!(!files.is_empty());
+    files.extend(pcaps(&root.join("../shared/captures/real")));
+    let mut sets: Vec<Vec<PathBuf>> = files.iter().map(|f| vec![f.clone()]).collect();
+    sets.push(files[..files.len().min(4)].to_vec());
+    for set in sets {
+        let mut cfg = AnalyzeConfig::new(set.clone());
+        cfg.format = AnalyzeFormat::Json;
+        let want = report(&cfg, None);
+        for split in [Split::Reader, Split::Engine, Split::Balanced] {
+            assert_eq!(report(&cfg, Some(split)), want, "{set:?} split {split:?}");
+        }
+    }
+}
+
+#[test]
+fn unreadable_capture_is_an_error() {
+    let cfg = AnalyzeConfig::new(vec![PathBuf::from("/nonexistent/x.pcap")]);
+    assert!(replay_with(&cfg, Some(Split::Balanced)).is_err());
+}
