@@ -16,7 +16,13 @@ use serde_json::Value;
 /// Analyze a generated scenario in memory; returns (report JSON, truth JSON).
 fn run(path: &Path, seed: u64) -> (Value, Value) {
     let text = std::fs::read_to_string(path).unwrap();
-    let scenario = Scenario::from_toml(&text, &path.display().to_string()).unwrap();
+    run_text(&text, path, seed)
+}
+
+/// [`run`] for scenario text (`path` names it in messages).
+fn run_text(text: &str, path: &Path, seed: u64) -> (Value, Value) {
+    let scenario = Scenario::from_toml(text, &path.display().to_string())
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
     let mut g = Generator::new(&scenario, seed);
     let mut buf = vec![0u8; MAX_FRAME_LEN];
     // analyze is told the link speed, as `--link-speed` would (PFC quanta to time)
@@ -69,6 +75,43 @@ fn find<'v>(rows: &'v [Value], row: &Value, keys: &[&str]) -> Option<&'v Value> 
     rows.iter().find(|r| keys.iter().all(|k| r[k] == row[k]))
 }
 
+/// Every key the truth states, for the capture, each flow and each PFC row.
+fn check(name: &str, got: &Value, truth: &Value, diffs: &mut Vec<String>) {
+    compare(
+        &format!("{name}.capture"),
+        &truth["capture"],
+        &got["capture"],
+        diffs,
+    );
+    let got_flows = got["flows"].as_array().unwrap();
+    let truth_flows = truth["flows"].as_array().unwrap();
+    if got_flows.len() != truth_flows.len() {
+        diffs.push(format!(
+            "{name}: {} flows, truth {}",
+            got_flows.len(),
+            truth_flows.len()
+        ));
+    }
+    for tf in truth_flows {
+        let at = format!(
+            "{name}.flow[{} > {} qp {}]",
+            tf["src"], tf["dst"], tf["destqp"]
+        );
+        match find(got_flows, tf, &["src", "dst", "destqp"]) {
+            Some(gf) => compare(&at, tf, gf, diffs),
+            None => diffs.push(format!("{at}: not found")),
+        }
+    }
+    let got_pfc = got["pfc"].as_array().unwrap();
+    for tp in truth["pfc"].as_array().unwrap() {
+        let at = format!("{name}.pfc[{} p{}]", tp["src_mac"], tp["priority"]);
+        match find(got_pfc, tp, &["src_mac", "priority"]) {
+            Some(gp) => compare(&at, tp, gp, diffs),
+            None => diffs.push(format!("{at}: not found")),
+        }
+    }
+}
+
 #[test]
 fn generated_scenarios_match_truth() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("generator/scenarios");
@@ -85,39 +128,7 @@ fn generated_scenarios_match_truth() {
         for seed in [1, 2, 3, 7, 42] {
             let name = format!("{name}#{seed}");
             let (got, truth) = run(path, seed);
-            compare(
-                &format!("{name}.capture"),
-                &truth["capture"],
-                &got["capture"],
-                &mut diffs,
-            );
-            let got_flows = got["flows"].as_array().unwrap();
-            let truth_flows = truth["flows"].as_array().unwrap();
-            if got_flows.len() != truth_flows.len() {
-                diffs.push(format!(
-                    "{name}: {} flows, truth {}",
-                    got_flows.len(),
-                    truth_flows.len()
-                ));
-            }
-            for tf in truth_flows {
-                let at = format!(
-                    "{name}.flow[{} > {} qp {}]",
-                    tf["src"], tf["dst"], tf["destqp"]
-                );
-                match find(got_flows, tf, &["src", "dst", "destqp"]) {
-                    Some(gf) => compare(&at, tf, gf, &mut diffs),
-                    None => diffs.push(format!("{at}: not found")),
-                }
-            }
-            let got_pfc = got["pfc"].as_array().unwrap();
-            for tp in truth["pfc"].as_array().unwrap() {
-                let at = format!("{name}.pfc[{} p{}]", tp["src_mac"], tp["priority"]);
-                match find(got_pfc, tp, &["src_mac", "priority"]) {
-                    Some(gp) => compare(&at, tp, gp, &mut diffs),
-                    None => diffs.push(format!("{at}: not found")),
-                }
-            }
+            check(&name, &got, &truth, &mut diffs);
         }
     }
     assert!(
@@ -126,4 +137,148 @@ fn generated_scenarios_match_truth() {
         diffs.len(),
         diffs.join("\n")
     );
+}
+
+/// A tiny deterministic generator for the scenario parameters below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[usize::try_from(self.below(items.len() as u64)).unwrap()]
+    }
+}
+
+/// One scenario with randomly placed faults: RC (sometimes UC) WRITE/SEND/READ
+/// traffic on one or two QPs, IPv4 or IPv6, sometimes VLAN-tagged, PSNs that
+/// sometimes start just below the 2^24 wrap, and one to three faults (drop,
+/// duplicate, reorder, corrupt ICRC, ECN CE) placed by PSN, every-Nth or
+/// probability, captured at the sender or the receiver side.
+fn random_scenario(rng: &mut Rng, i: u64) -> String {
+    let point = if i % 2 == 0 { "receiver" } else { "sender" };
+    let v6 = i % 3 == 0;
+    let vlan = if i % 4 == 1 {
+        "vlan = 100\npcp = 3\n"
+    } else {
+        ""
+    };
+    let ip = |h: u64| {
+        if v6 {
+            format!("fd00::{h}")
+        } else {
+            format!("10.9.{i}.{h}")
+        }
+    };
+    let mut text = format!(
+        "[link]\nspeed_gbps = 100\ndelay_ns = 1000\n[capture]\npoint = \"{point}\"\n\
+         [[host]]\nname = \"a\"\nmac = \"02:00:00:00:09:01\"\nip = \"{}\"\n{vlan}\
+         [[host]]\nname = \"b\"\nmac = \"02:00:00:00:09:02\"\nip = \"{}\"\n{vlan}",
+        ip(1),
+        ip(2)
+    );
+    let qps = 1 + rng.below(2);
+    for q in 0..qps {
+        let transport = if rng.below(5) == 0 { "uc" } else { "rc" };
+        let start_psn = if rng.below(3) == 0 {
+            16_777_200 + rng.below(16)
+        } else {
+            rng.below(100_000)
+        };
+        let pmtu = rng.pick(&["256", "512", "1024", "2048", "4096"]);
+        let ops: &[&str] = if transport == "rc" {
+            &["write", "send", "read", "write"]
+        } else {
+            &["write", "send"]
+        };
+        let op = rng.pick(ops);
+        text += &format!(
+            "[[connection]]\nname = \"c{q}\"\ntransport = \"{transport}\"\nrequester = \"a\"\n\
+             responder = \"b\"\nrequester_qpn = {}\nresponder_qpn = {}\nstart_psn = {start_psn}\n\
+             pmtu = {pmtu}\nack_every = {}\nlocal_ack_timeout = 10\nload = 0.5\n\
+             [[traffic]]\nconnection = \"c{q}\"\nop = \"{op}\"\nsize_min = 1\nsize_max = {}\nmessages = {}\n",
+            0x100 + q * 2,
+            0x101 + q * 2,
+            1 + rng.below(16),
+            1 + rng.below(12_000),
+            10 + rng.below(30),
+        );
+    }
+    for _ in 0..1 + rng.below(3) {
+        let conn = format!("c{}", rng.below(qps));
+        let kind = rng.pick(&[
+            "drop",
+            "drop",
+            "duplicate",
+            "reorder",
+            "corrupt_icrc",
+            "ecn_ce",
+        ]);
+        let place = match rng.below(3) {
+            0 if kind != "ecn_ce" => format!("psn = {}", rng.below(100_000)),
+            1 if kind != "ecn_ce" => format!("every = {}", 5 + rng.below(40)),
+            _ => format!("probability = 0.0{}", 1 + rng.below(5)),
+        };
+        let extra = if kind == "reorder" {
+            "delay_ns = 600\n"
+        } else {
+            ""
+        };
+        text += &format!("[[fault]]\nkind = \"{kind}\"\nconnection = \"{conn}\"\n{place}\n{extra}");
+    }
+    text
+}
+
+/// interfaces.md §6 against the generator's truth on scenarios nobody wrote by
+/// hand: 36 of them, each with its own seed.
+#[test]
+fn random_fault_placement_matches_truth() {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut diffs = Vec::new();
+    // what the truths stated, summed: the faults must have had consequences
+    let keys = [
+        "psn_gaps",
+        "lost",
+        "duplicates",
+        "retransmissions",
+        "out_of_order",
+        "ecn_ce",
+        "icrc_errors",
+    ];
+    let mut totals = [0u64; 7];
+    let mut flows = 0;
+    for i in 0..36 {
+        let text = random_scenario(&mut rng, i);
+        let name = format!("random#{i}");
+        let (got, truth) = run_text(&text, Path::new(&name), 1000 + i);
+        let before = diffs.len();
+        for tf in truth["flows"].as_array().unwrap() {
+            flows += 1;
+            for (k, t) in keys.iter().zip(totals.iter_mut()) {
+                *t += tf[*k].as_u64().unwrap_or(0);
+            }
+        }
+        check(&name, &got, &truth, &mut diffs);
+        if diffs.len() > before {
+            diffs.push(format!("{name} was:\n{text}"));
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{} differences:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+    eprintln!("random scenarios: {flows} flows, {keys:?} = {totals:?}");
+    assert!(flows >= 72, "{flows} flows");
+    for (k, t) in keys.iter().zip(totals) {
+        assert!(t > 0, "no scenario produced any {k}");
+    }
 }
