@@ -62,10 +62,10 @@ impl FailOn {
                 ]),
                 "pfc" => f.kinds.extend([Kind::PfcPause, Kind::PfcStorm]),
                 "integrity" => f.kinds.extend([Kind::IcrcError, Kind::Malformed]),
-                // §7's tcp_bth_* kinds: accepted, not produced yet
-                n if n.starts_with("tcp_bth_") && n.len() > 8 => {}
                 n => match Kind::from_name(n) {
                     Some(k) => f.kinds.push(k),
+                    // §7's other tcp_bth_* names: accepted (never produced)
+                    None if n.starts_with("tcp_bth_") && n.len() > 8 => {}
                     None => bail!(
                         "--fail-on: unknown kind `{n}` (groups: loss, nak, pfc, integrity; kinds: {})",
                         Kind::ALL.map(Kind::name).join(", ")
@@ -313,6 +313,9 @@ mod test {
         let f = FailOn::parse(&["nak", "icrc_error", "integrity"]).unwrap();
         assert_eq!(f.kinds.len(), 6 + 2);
         assert!(FailOn::parse(&["pfc_storm", "tcp_bth_hole"]).is_ok());
+        // the produced tcp_bth_* kinds are real kinds, so they match
+        let f = FailOn::parse(&["tcp_bth_gap", "tcp_bth_seg_continuity"]).unwrap();
+        assert_eq!(f.kinds, [Kind::TcpBthGap, Kind::TcpBthSegContinuity]);
         assert!(FailOn::parse(&["bogus"]).is_err());
         assert!(FailOn::parse(&["tcp_bth_"]).is_err());
     }

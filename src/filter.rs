@@ -97,10 +97,14 @@ impl Marks {
     pub fn of_kind(kind: crate::replay::Kind) -> Marks {
         use crate::replay::Kind;
         match kind {
-            Kind::PsnGap | Kind::ReadResponseGap | Kind::UnansweredRead => Marks::LOSS,
-            Kind::OutOfOrder => Marks::OOO,
-            Kind::Duplicate => Marks::DUP,
-            Kind::Retransmission | Kind::ImpliedTimeout => Marks::RETRANS,
+            Kind::PsnGap | Kind::ReadResponseGap | Kind::UnansweredRead | Kind::TcpBthGap => {
+                Marks::LOSS
+            }
+            Kind::OutOfOrder | Kind::TcpBthOutOfOrder => Marks::OOO,
+            Kind::Duplicate | Kind::TcpBthDuplicate => Marks::DUP,
+            Kind::Retransmission | Kind::ImpliedTimeout | Kind::TcpBthRetransmission => {
+                Marks::RETRANS
+            }
             _ => Marks(0),
         }
     }

@@ -75,7 +75,8 @@ fn find<'v>(rows: &'v [Value], row: &Value, keys: &[&str]) -> Option<&'v Value> 
     rows.iter().find(|r| keys.iter().all(|k| r[k] == row[k]))
 }
 
-/// Every key the truth states, for the capture, each flow and each PFC row.
+/// Every key the truth states, for the capture, each flow, each PFC row and each
+/// `tcp_bth` direction.
 fn check(name: &str, got: &Value, truth: &Value, diffs: &mut Vec<String>) {
     compare(
         &format!("{name}.capture"),
@@ -100,6 +101,19 @@ fn check(name: &str, got: &Value, truth: &Value, diffs: &mut Vec<String>) {
         match find(got_flows, tf, &["src", "dst", "destqp"]) {
             Some(gf) => compare(&at, tf, gf, diffs),
             None => diffs.push(format!("{at}: not found")),
+        }
+    }
+    if let Some(rows) = truth.get("tcp_bth").and_then(Value::as_array) {
+        let got_rows = got["tcp_bth"].as_array().unwrap();
+        for tr in rows {
+            let at = format!(
+                "{name}.tcp_bth[{}:{} > {}:{}]",
+                tr["src"], tr["srcport"], tr["dst"], tr["dstport"]
+            );
+            match find(got_rows, tr, &["src", "srcport", "dst", "dstport"]) {
+                Some(gr) => compare(&at, tr, gr, diffs),
+                None => diffs.push(format!("{at}: not found")),
+            }
         }
     }
     let got_pfc = got["pfc"].as_array().unwrap();
@@ -280,5 +294,45 @@ fn random_fault_placement_matches_truth() {
     assert!(flows >= 72, "{flows} flows");
     for (k, t) in keys.iter().zip(totals) {
         assert!(t > 0, "no scenario produced any {k}");
+    }
+}
+
+/// tcp_bth_faults (tcp_bth.md §d.2's three failure modes of `roce_test.c`, plus a
+/// corrupted ICRC): the `tcp_bth` rows equal the truth's, and the events are
+/// exactly the ones the faults call for, on every seed.
+#[test]
+fn tcp_bth_faults_events() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("generator/scenarios/tcp_bth_faults.toml");
+    for seed in [1, 2, 3, 7, 42] {
+        let (got, truth) = run(&path, seed);
+        let mut diffs = Vec::new();
+        compare("tcp_bth", &truth["tcp_bth"], &got["tcp_bth"], &mut diffs);
+        assert!(diffs.is_empty(), "seed {seed}: {diffs:?}");
+        let kinds: Vec<String> = got["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e["kind"].as_str())
+            .filter(|k| k.starts_with("tcp_bth_"))
+            .map(str::to_owned)
+            .collect();
+        // the dropped FIRST of MSN 2 (segment 3): a hole, then its MIDDLE with no
+        // FIRST; the MIDDLE/LAST swap of MSN 4: a hole, SEG 0 -> 2, the late
+        // MIDDLE (older TSval, so reordered) with SEG 2 -> 1; the duplicated
+        // MIDDLE of MSN 5 (same TSval); the bad ICRC; then the FIRST of MSN 2
+        // resent with a newer TSval, repairing the hole.
+        let want = [
+            "tcp_bth_gap",
+            "tcp_bth_missing_first",
+            "tcp_bth_gap",
+            "tcp_bth_seg_continuity",
+            "tcp_bth_out_of_order",
+            "tcp_bth_seg_continuity",
+            "tcp_bth_duplicate",
+            "tcp_bth_icrc_error",
+            "tcp_bth_retransmission",
+        ];
+        assert_eq!(kinds, want, "seed {seed}");
     }
 }

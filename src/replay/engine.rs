@@ -179,7 +179,11 @@ impl Engine {
             return;
         }
         self.tick(view.frame.time_ns);
-        if d.tcp.is_some() && self.tcp_bth.frame(d) {
+        if d.tcp.is_some()
+            && self
+                .tcp_bth
+                .frame(d, view.frame.number, view.frame.time_ns, &mut self.events)
+        {
             self.capture.tcp_bth_frames += 1;
         }
         // RoCE frames without a usable BTH still count (malformed ones included, §6.5).

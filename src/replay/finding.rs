@@ -4,7 +4,8 @@ use std::fmt;
 
 use rocescope_dissectors::Psn;
 
-/// Every event kind of interfaces.md §6.6 (the `tcp_bth_*` kinds of §7 are not produced yet).
+/// Every event kind of interfaces.md §6.6, with the `tcp_bth_*` kinds of §7
+/// (tcp_bth.md §d.1 step 4 and the §d.2 consistency checks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     PsnGap,
@@ -28,10 +29,23 @@ pub enum Kind {
     IcrcError,
     Malformed,
     Truncated,
+    TcpBthGap,
+    TcpBthOutOfOrder,
+    TcpBthRetransmission,
+    TcpBthDuplicate,
+    TcpBthIcrcError,
+    TcpBthOffsetMismatch,
+    TcpBthContiguity,
+    TcpBthMsnGap,
+    TcpBthMsnRegression,
+    TcpBthOpcodeGrammar,
+    TcpBthSegContinuity,
+    TcpBthLength,
+    TcpBthMissingFirst,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 21] = [
+    pub const ALL: [Kind; 34] = [
         Kind::PsnGap,
         Kind::OutOfOrder,
         Kind::Duplicate,
@@ -53,6 +67,19 @@ impl Kind {
         Kind::IcrcError,
         Kind::Malformed,
         Kind::Truncated,
+        Kind::TcpBthGap,
+        Kind::TcpBthOutOfOrder,
+        Kind::TcpBthRetransmission,
+        Kind::TcpBthDuplicate,
+        Kind::TcpBthIcrcError,
+        Kind::TcpBthOffsetMismatch,
+        Kind::TcpBthContiguity,
+        Kind::TcpBthMsnGap,
+        Kind::TcpBthMsnRegression,
+        Kind::TcpBthOpcodeGrammar,
+        Kind::TcpBthSegContinuity,
+        Kind::TcpBthLength,
+        Kind::TcpBthMissingFirst,
     ];
 
     /// The JSON `kind` string.
@@ -80,6 +107,19 @@ impl Kind {
             Kind::IcrcError => "icrc_error",
             Kind::Malformed => "malformed",
             Kind::Truncated => "truncated",
+            Kind::TcpBthGap => "tcp_bth_gap",
+            Kind::TcpBthOutOfOrder => "tcp_bth_out_of_order",
+            Kind::TcpBthRetransmission => "tcp_bth_retransmission",
+            Kind::TcpBthDuplicate => "tcp_bth_duplicate",
+            Kind::TcpBthIcrcError => "tcp_bth_icrc_error",
+            Kind::TcpBthOffsetMismatch => "tcp_bth_offset_mismatch",
+            Kind::TcpBthContiguity => "tcp_bth_contiguity",
+            Kind::TcpBthMsnGap => "tcp_bth_msn_gap",
+            Kind::TcpBthMsnRegression => "tcp_bth_msn_regression",
+            Kind::TcpBthOpcodeGrammar => "tcp_bth_opcode_grammar",
+            Kind::TcpBthSegContinuity => "tcp_bth_seg_continuity",
+            Kind::TcpBthLength => "tcp_bth_length",
+            Kind::TcpBthMissingFirst => "tcp_bth_missing_first",
         }
     }
 

@@ -10,9 +10,34 @@
 //! - never seen and below the highest byte seen: a late fill, a
 //!   retransmission when its TSval is newer, else a reordered original.
 //!
-//! Consistency checks counted in `anomalies`: a segment whose
-//! `seq + prefix − MBO` disagrees with the message's first one (offset/seq
-//! mismatch) and `MBO + data_len > MLEN` (length).
+//! Every classification is also a finding (`tcp_bth_gap`,
+//! `tcp_bth_out_of_order`, `tcp_bth_retransmission`, `tcp_bth_duplicate`,
+//! `tcp_bth_icrc_error`), as is every §d.2 consistency check below. Checks run
+//! on segments bringing new bytes (copies and retransmissions are left to the
+//! TCP-level kinds) and, but for SEG continuity, do not depend on arrival
+//! order, so reordering alone never makes a sender-side finding:
+//! - `tcp_bth_offset_mismatch`: `seq + prefix − MBO` differs from the
+//!   message's first segment;
+//! - `tcp_bth_length`: `MBO + data_len > MLEN`, a LAST/ONLY with
+//!   `MBO + data_len != MLEN`, or MLEN changing within a message (v1 only);
+//! - `tcp_bth_opcode_grammar`: the opcode's place does not fit the offset
+//!   (FIRST/ONLY at MBO 0, MIDDLE/LAST after it), MS disagrees with the
+//!   opcode (1 on FIRST/MIDDLE, 0 on LAST/ONLY), the family changes within a
+//!   message, or the opcode is no data opcode (ACKNOWLEDGE, reserved);
+//! - `tcp_bth_msn_gap` / `tcp_bth_msn_regression`: between a message and
+//!   its neighbours in sequence order, the MSN jumps by more than 1 with no
+//!   TCP hole between them, or goes down;
+//! - `tcp_bth_contiguity`: MSN n + 1 does not start right where MSN n ends
+//!   (v1, where MLEN gives the end);
+//! - `tcp_bth_seg_continuity`: SEG is not the previous segment's SEG + 1
+//!   (mod 256) within a message, in arrival order (SEG 0 expected at MBO 0);
+//! - `tcp_bth_missing_first`: the first segment seen of a message is not at
+//!   MBO 0 (its FIRST not captured yet: lost, reordered, or the capture
+//!   started within the message).
+//!
+//! `anomalies` counts the sender-side checks (offset, length, grammar, MSN,
+//! contiguity); SEG continuity and missing FIRST follow from loss and
+//! reordering in the network and are left out of it.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -20,6 +45,8 @@ use std::net::IpAddr;
 use rocescope_dissectors::icrc::IcrcStatus;
 use rocescope_dissectors::stack::Dissected;
 use rocescope_dissectors::tcp_bth::{Format, IcrcAlgorithm};
+
+use super::finding::{Detail, Finding, Kind};
 
 /// One row of the report's `tcp_bth` section.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -39,7 +66,24 @@ pub struct TcpBthRow {
     pub anomalies: u64,
 }
 
-type Key = (IpAddr, IpAddr, u16, u16);
+/// A TCP direction: source, destination, source port, destination port.
+pub type Key = (IpAddr, IpAddr, u16, u16);
+
+/// One message of a direction (§d.1 step 5).
+#[derive(Debug, Clone)]
+struct Msg {
+    /// Relative sequence number of the message's first data byte.
+    data_start: u64,
+    /// Relative sequence number of the message's first byte (prefix included).
+    start: u64,
+    /// MLEN (`u32::MAX` for `enf_bth`, which has none).
+    mlen: u32,
+    /// A segment with MS = 0 was seen.
+    last: bool,
+    family: Family,
+    /// SEG of the previous new segment of the message, in arrival order.
+    seg: u8,
+}
 
 #[derive(Debug, Default)]
 struct Dir {
@@ -51,8 +95,9 @@ struct Dir {
     seen: BTreeMap<u64, u64>,
     max_end: u64,
     max_tsval: Option<u32>,
-    /// MSN -> (data start, MLEN, last segment seen)
-    msgs: BTreeMap<u16, (u64, u32, bool)>,
+    msgs: BTreeMap<u16, Msg>,
+    /// Message start (relative sequence number) -> MSN.
+    by_start: BTreeMap<u64, u16>,
     row: Option<TcpBthRow>,
 }
 
@@ -107,14 +152,117 @@ impl Dir {
     }
 }
 
-/// Bytes of extended headers before the data in a message's first segment (§c.4).
-fn prefix_len(opcode: u8) -> u64 {
-    match opcode {
-        0x06 | 0x0A | 0x0B | 0x0C => 16,
-        0x13 | 0x14 => 28,
-        0x12 => 8,
-        _ => 0,
+/// Opcode family (§c.4): the operation a message's opcodes share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Send,
+    Write,
+    ReadRequest,
+    ReadResponse,
+    AtomicAck,
+    Atomic,
+}
+
+/// Place of a segment in its message, per its opcode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    First,
+    Middle,
+    Last,
+    Only,
+}
+
+impl Place {
+    const fn name(self) -> &'static str {
+        match self {
+            Place::First => "FIRST",
+            Place::Middle => "MIDDLE",
+            Place::Last => "LAST",
+            Place::Only => "ONLY",
+        }
     }
+}
+
+/// Family and place of a data opcode (§c.4); `None` for ACKNOWLEDGE and reserved ones.
+fn classify(opcode: u8) -> Option<(Family, Place)> {
+    use Family::{Atomic, AtomicAck, ReadRequest, ReadResponse, Send, Write};
+    use Place::{First, Last, Middle, Only};
+    Some(match opcode {
+        0x00 => (Send, First),
+        0x01 => (Send, Middle),
+        0x02 | 0x03 | 0x16 => (Send, Last),
+        0x04 | 0x05 | 0x17 => (Send, Only),
+        0x06 => (Write, First),
+        0x07 => (Write, Middle),
+        0x08 | 0x09 => (Write, Last),
+        0x0A | 0x0B => (Write, Only),
+        0x0C => (ReadRequest, Only),
+        0x0D => (ReadResponse, First),
+        0x0E => (ReadResponse, Middle),
+        0x0F => (ReadResponse, Last),
+        0x10 => (ReadResponse, Only),
+        0x12 => (AtomicAck, Only),
+        0x13 | 0x14 => (Atomic, Only),
+        _ => return None,
+    })
+}
+
+/// Bytes of extended headers before a message's data, in its first segment (§c.4).
+const fn family_prefix(family: Family) -> u64 {
+    match family {
+        Family::Write | Family::ReadRequest => 16,
+        Family::Atomic => 28,
+        Family::AtomicAck => 8,
+        Family::Send | Family::ReadResponse => 0,
+    }
+}
+
+/// RFC 1982 difference `a − b` of 16-bit MSNs.
+#[allow(clippy::cast_possible_wrap)]
+const fn msn_diff(a: u16, b: u16) -> i16 {
+    a.wrapping_sub(b) as i16
+}
+
+/// Whether a finding is a sender-side §d.2 check (counted in `anomalies`).
+const fn sender_side(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::TcpBthOffsetMismatch
+            | Kind::TcpBthContiguity
+            | Kind::TcpBthMsnGap
+            | Kind::TcpBthMsnRegression
+            | Kind::TcpBthOpcodeGrammar
+            | Kind::TcpBthLength
+    )
+}
+
+/// The fields of one data segment the tracker uses (from a frame, or built by hand in tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub seq: u32,
+    pub payload_len: u64,
+    pub tsval: Option<u32>,
+    pub icrc_bad: bool,
+    /// v1 (has MLEN), else `enf_bth`.
+    pub v1: bool,
+    pub opcode: u8,
+    pub more: bool,
+    pub msn: u16,
+    pub mbo: u32,
+    pub seg: u8,
+    pub mlen: u32,
+}
+
+/// TCP-level class of a data segment (§d.1 step 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    InOrder,
+    Gap,
+    OutOfOrder,
+    Retransmission,
+    Duplicate,
+    /// Partly new, partly seen (overlap): counted as nothing.
+    Overlap,
 }
 
 /// Per-direction `tcp_bth` state; fed every TCP frame.
@@ -124,8 +272,15 @@ pub struct TcpBthTracker {
 }
 
 impl TcpBthTracker {
-    /// One TCP frame; returns whether it carries a `tcp_bth` option.
-    pub fn frame(&mut self, d: &Dissected<'_>) -> bool {
+    /// One TCP frame (`frame` number, capture time); returns whether it carries a
+    /// `tcp_bth` option. Findings of the frame are appended to `out`.
+    pub fn frame(
+        &mut self,
+        d: &Dissected<'_>,
+        frame: u64,
+        time_ns: u64,
+        out: &mut Vec<Finding>,
+    ) -> bool {
         let Some(tcp) = d.tcp.as_ref() else {
             return false;
         };
@@ -151,13 +306,54 @@ impl TcpBthTracker {
         };
         let h = bth.header;
         let payload_len = d.tcp_payload_len() as u64;
-        if payload_len == 0 || !matches!(h.format(), Some(Format::V1 | Format::Enf)) {
+        let format = h.format();
+        if payload_len == 0 || !matches!(format, Some(Format::V1 | Format::Enf)) {
             return true;
         }
+        let seg = Segment {
+            seq: tcp.seq_number(),
+            payload_len,
+            tsval: tcp.timestamps().map(|t| t.0),
+            icrc_bad: matches!(
+                bth.icrc_status(IcrcAlgorithm::Crc32Ieee),
+                IcrcStatus::Invalid { .. }
+            ),
+            v1: format == Some(Format::V1),
+            opcode: h.opcode().0,
+            more: h.more(),
+            msn: h.msn(),
+            mbo: h.mbo(),
+            seg: h.seg(),
+            mlen: h.mlen(),
+        };
+        self.segment(key, &seg, frame, time_ns, out);
+        true
+    }
+
+    /// One data segment with a v1 or `enf_bth` option, of direction `key`.
+    pub fn segment(
+        &mut self,
+        key: Key,
+        s: &Segment,
+        frame: u64,
+        time_ns: u64,
+        out: &mut Vec<Finding>,
+    ) {
+        let before = out.len();
+        let mut emit = |kind: Kind, text: String| {
+            out.push(Finding {
+                frame,
+                time_ns,
+                kind,
+                flow: None,
+                psn: None,
+                detail: Detail::Text(text),
+            });
+        };
         let dir = self.dirs.entry(key).or_default();
         let row = dir.row.get_or_insert_with(|| TcpBthRow {
-            src: src.to_string(),
-            dst: dst.to_string(),
+            src: key.0.to_string(),
+            dst: key.1.to_string(),
             srcport: key.2,
             dstport: key.3,
             segments: 0,
@@ -171,16 +367,9 @@ impl TcpBthTracker {
             anomalies: 0,
         });
         row.segments += 1;
-        if matches!(
-            bth.icrc_status(IcrcAlgorithm::Crc32Ieee),
-            IcrcStatus::Invalid { .. }
-        ) {
-            row.icrc_errors += 1;
-        }
-        let tsval = tcp.timestamps().map(|t| t.0);
-        let a0 = dir.rel(tcp.seq_number());
-        let a1 = a0 + payload_len;
-        let newer = match (tsval, dir.max_tsval) {
+        let a0 = dir.rel(s.seq);
+        let a1 = a0 + s.payload_len;
+        let newer = match (s.tsval, dir.max_tsval) {
             (Some(t), Some(m)) => {
                 #[allow(clippy::cast_possible_wrap)]
                 let d = t.wrapping_sub(m) as i32;
@@ -189,27 +378,67 @@ impl TcpBthTracker {
             (Some(_), None) => true,
             _ => false,
         };
-        let covered = dir.covered(a0, a1);
-        let gap = a0 > dir.max_end;
-        let late = a0 < dir.max_end && !dir.any_seen(a0, a1);
+        let class = if dir.covered(a0, a1) {
+            if newer {
+                Class::Retransmission
+            } else {
+                Class::Duplicate
+            }
+        } else if a0 > dir.max_end {
+            Class::Gap
+        } else if a0 < dir.max_end && !dir.any_seen(a0, a1) {
+            if newer {
+                Class::Retransmission
+            } else {
+                Class::OutOfOrder
+            }
+        } else if a0 == dir.max_end {
+            Class::InOrder
+        } else {
+            Class::Overlap
+        };
+        let fresh = !dir.covered(a0, a1);
+        let hole = (dir.max_end, a0);
         if let Some(row) = dir.row.as_mut() {
-            if covered {
-                if newer {
-                    row.retransmissions += 1;
-                } else {
-                    row.duplicates += 1;
-                }
-            } else if gap {
-                row.gaps += 1;
-            } else if late {
-                if newer {
-                    row.retransmissions += 1;
-                } else {
-                    row.out_of_order += 1;
-                }
+            match class {
+                Class::Gap => row.gaps += 1,
+                Class::OutOfOrder => row.out_of_order += 1,
+                Class::Retransmission => row.retransmissions += 1,
+                Class::Duplicate => row.duplicates += 1,
+                Class::InOrder | Class::Overlap => {}
+            }
+            if s.icrc_bad {
+                row.icrc_errors += 1;
             }
         }
-        if let Some(t) = tsval {
+        let range = format!("seq {a0}-{a1}, MSN {} SEG {}", s.msn, s.seg);
+        match class {
+            Class::Gap => emit(
+                Kind::TcpBthGap,
+                format!("{} bytes missing before {range}", hole.1 - hole.0),
+            ),
+            Class::OutOfOrder => emit(
+                Kind::TcpBthOutOfOrder,
+                format!("late original (older TSval), {range}"),
+            ),
+            Class::Retransmission if fresh => emit(
+                Kind::TcpBthRetransmission,
+                format!("resent with a newer TSval, fills a hole (lost), {range}"),
+            ),
+            Class::Retransmission => emit(
+                Kind::TcpBthRetransmission,
+                format!("resent with a newer TSval, already seen, {range}"),
+            ),
+            Class::Duplicate => emit(
+                Kind::TcpBthDuplicate,
+                format!("already seen, same or older TSval (network or capture copy), {range}"),
+            ),
+            Class::InOrder | Class::Overlap => {}
+        }
+        if s.icrc_bad {
+            emit(Kind::TcpBthIcrcError, format!("ICRC mismatch, {range}"));
+        }
+        if let Some(t) = s.tsval {
             if newer || dir.max_tsval.is_none() {
                 dir.max_tsval = Some(t);
             }
@@ -217,30 +446,178 @@ impl TcpBthTracker {
         dir.insert(a0, a1);
         dir.max_end = dir.max_end.max(a1);
 
-        // message attachment (§d.1 step 5)
-        let opcode = h.opcode().0;
-        let first = h.mbo() == 0;
-        let prefix = if first { prefix_len(opcode) } else { 0 };
-        let data_len = payload_len.saturating_sub(prefix);
-        let data_start = (a0 + prefix).saturating_sub(u64::from(h.mbo()));
-        let mlen = if h.format() == Some(Format::V1) {
-            h.mlen()
-        } else {
-            u32::MAX
+        // message attachment (§d.1 step 5) and the §d.2 checks
+        let retransmitted = matches!(class, Class::Retransmission | Class::Duplicate);
+        let msn = s.msn;
+        let Some((family, place)) = classify(s.opcode) else {
+            emit(
+                Kind::TcpBthOpcodeGrammar,
+                format!("opcode 0x{:02x} carries no message data, {range}", s.opcode),
+            );
+            if let Some(row) = dir.row.as_mut() {
+                row.anomalies += 1;
+            }
+            return;
         };
-        let mut anomalies = 0;
-        if h.format() == Some(Format::V1) && u64::from(h.mbo()) + data_len > u64::from(mlen) {
-            anomalies += 1;
+        let mbo = u64::from(s.mbo);
+        let first = s.mbo == 0 && matches!(place, Place::First | Place::Only);
+        let prefix = if first { family_prefix(family) } else { 0 };
+        let data_len = s.payload_len.saturating_sub(prefix);
+        let data_start = (a0 + prefix).saturating_sub(mbo);
+        let start = data_start.saturating_sub(family_prefix(family));
+        let mlen = if s.v1 { s.mlen } else { u32::MAX };
+        let end = mbo + data_len;
+        let known = dir.msgs.get(&msn).cloned();
+        if !retransmitted {
+            // opcode grammar: place against offset, MS against place
+            match place {
+                Place::First | Place::Only if s.mbo != 0 => emit(
+                    Kind::TcpBthOpcodeGrammar,
+                    format!(
+                        "{} at MBO {} (must start the message), {range}",
+                        place.name(),
+                        s.mbo
+                    ),
+                ),
+                Place::Middle | Place::Last if s.mbo == 0 => emit(
+                    Kind::TcpBthOpcodeGrammar,
+                    format!(
+                        "{} at MBO 0 (FIRST or ONLY expected), {range}",
+                        place.name()
+                    ),
+                ),
+                _ => {}
+            }
+            let ms = matches!(place, Place::First | Place::Middle);
+            if s.more != ms {
+                emit(
+                    Kind::TcpBthOpcodeGrammar,
+                    format!("MS={} on a {}, {range}", u8::from(s.more), place.name()),
+                );
+            }
+            if let Some(m) = &known {
+                if m.family != family {
+                    emit(
+                        Kind::TcpBthOpcodeGrammar,
+                        format!("opcode family changes within the message, {range}"),
+                    );
+                }
+            }
+            // length
+            if s.v1 {
+                if end > u64::from(mlen) {
+                    emit(
+                        Kind::TcpBthLength,
+                        format!("MBO + data length {end} > MLEN {mlen}, {range}"),
+                    );
+                } else if !s.more && end != u64::from(mlen) {
+                    emit(
+                        Kind::TcpBthLength,
+                        format!("last segment ends at {end}, MLEN {mlen}, {range}"),
+                    );
+                }
+                if let Some(m) = known.as_ref().filter(|m| m.mlen != mlen) {
+                    emit(
+                        Kind::TcpBthLength,
+                        format!(
+                            "MLEN {mlen} changes from {} within the message, {range}",
+                            m.mlen
+                        ),
+                    );
+                }
+            }
         }
-        let entry = dir.msgs.entry(h.msn()).or_insert((data_start, mlen, false));
-        if entry.0 != data_start {
-            anomalies += 1;
+        match known {
+            Some(m) => {
+                if m.data_start != data_start {
+                    emit(
+                        Kind::TcpBthOffsetMismatch,
+                        format!(
+                            "message data starts at seq {data_start}, first segment said {}, {range}",
+                            m.data_start
+                        ),
+                    );
+                }
+                if !retransmitted && s.seg != m.seg.wrapping_add(1) {
+                    emit(
+                        Kind::TcpBthSegContinuity,
+                        format!(
+                            "SEG {} after SEG {} (lost or reordered), {range}",
+                            s.seg, m.seg
+                        ),
+                    );
+                }
+            }
+            None => {
+                if s.mbo != 0 {
+                    emit(
+                        Kind::TcpBthMissingFirst,
+                        format!("{} seen, FIRST not captured, {range}", place.name()),
+                    );
+                } else if !retransmitted && s.seg != 0 {
+                    emit(
+                        Kind::TcpBthSegContinuity,
+                        format!("SEG {} on the first segment (0 expected), {range}", s.seg),
+                    );
+                }
+                // neighbours in sequence order: MSN continuity and contiguity
+                let msg = Msg {
+                    data_start,
+                    start,
+                    mlen,
+                    last: false,
+                    family,
+                    seg: s.seg,
+                };
+                let before = dir.by_start.range(..start).next_back().map(|(_, &n)| n);
+                let after = dir.by_start.range(start + 1..).next().map(|(_, &n)| n);
+                for (lo, hi) in [before.map(|n| (n, msn)), after.map(|n| (msn, n))]
+                    .into_iter()
+                    .flatten()
+                {
+                    let a = if lo == msn { &msg } else { &dir.msgs[&lo] };
+                    let b = if hi == msn { &msg } else { &dir.msgs[&hi] };
+                    let step = msn_diff(hi, lo);
+                    let a_end = (a.mlen != u32::MAX).then(|| a.data_start + u64::from(a.mlen));
+                    if step <= 0 {
+                        emit(
+                            Kind::TcpBthMsnRegression,
+                            format!(
+                                "MSN {hi} at seq {} after MSN {lo} at seq {}, {range}",
+                                b.start, a.start
+                            ),
+                        );
+                    } else if step > 1 && dir.covered(a_end.unwrap_or(a.start), b.start) {
+                        emit(
+                            Kind::TcpBthMsnGap,
+                            format!("MSN {lo} then MSN {hi} with no TCP hole between, {range}"),
+                        );
+                    } else if step == 1 {
+                        if let Some(e) = a_end.filter(|&e| e != b.start) {
+                            emit(
+                                Kind::TcpBthContiguity,
+                                format!(
+                                    "MSN {hi} starts at seq {}, MSN {lo} ends at seq {e}, {range}",
+                                    b.start
+                                ),
+                            );
+                        }
+                    }
+                }
+                dir.by_start.entry(start).or_insert(msn);
+                dir.msgs.insert(msn, msg);
+            }
         }
-        entry.2 |= !h.more();
+        if let Some(m) = dir.msgs.get_mut(&msn) {
+            m.last |= !s.more;
+            if !retransmitted {
+                m.seg = s.seg;
+            }
+        }
+        let anomalies = out[before..].iter().filter(|f| sender_side(f.kind)).count();
         if let Some(row) = dir.row.as_mut() {
-            row.anomalies += anomalies;
+            row.anomalies += anomalies as u64;
         }
-        true
     }
 
     /// The report rows, in key order.
@@ -264,12 +641,279 @@ impl TcpBthTracker {
             row.messages = dir
                 .msgs
                 .values()
-                .filter(|&&(start, mlen, last)| {
-                    last && mlen != u32::MAX && dir.covered(start, start + u64::from(mlen))
+                .filter(|m| {
+                    m.last
+                        && m.mlen != u32::MAX
+                        && dir.covered(m.data_start, m.data_start + u64::from(m.mlen))
                 })
                 .count() as u64;
             out.push(row);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    const ISN: u32 = 1000;
+
+    /// A v1 data segment at relative sequence `rel` (SEND opcodes unless `op` says otherwise).
+    #[allow(clippy::too_many_arguments)]
+    fn seg(
+        rel: u32,
+        len: u64,
+        ts: u32,
+        op: u8,
+        more: bool,
+        msn: u16,
+        mbo: u32,
+        n: u8,
+        mlen: u32,
+    ) -> Segment {
+        Segment {
+            seq: ISN.wrapping_add(rel),
+            payload_len: len,
+            tsval: Some(ts),
+            icrc_bad: false,
+            v1: true,
+            opcode: op,
+            more,
+            msn,
+            mbo,
+            seg: n,
+            mlen,
+        }
+    }
+
+    /// A 3000-byte SEND (FIRST 1420, MIDDLE 1420, LAST 160) of MSN `msn` at `rel`, TSvals from `ts`.
+    fn send3(rel: u32, msn: u16, ts: u32) -> [Segment; 3] {
+        [
+            seg(rel, 1420, ts, 0x00, true, msn, 0, 0, 3000),
+            seg(rel + 1420, 1420, ts + 1, 0x01, true, msn, 1420, 1, 3000),
+            seg(rel + 2840, 160, ts + 2, 0x02, false, msn, 2840, 2, 3000),
+        ]
+    }
+
+    /// The findings' kinds and the direction's row after `segs`, in that order.
+    fn run(segs: &[Segment]) -> (Vec<Kind>, TcpBthRow) {
+        let key = (
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+            40000,
+            7471,
+        );
+        let mut t = TcpBthTracker::default();
+        let mut out = Vec::new();
+        for (i, s) in segs.iter().enumerate() {
+            t.segment(key, s, i as u64 + 1, 0, &mut out);
+        }
+        for f in &out {
+            assert_eq!((f.flow, f.psn), (None, None));
+        }
+        let row = t.rows().remove(0);
+        (out.into_iter().map(|f| f.kind).collect(), row)
+    }
+
+    #[test]
+    fn clean_messages_make_no_findings() {
+        // c.3 invariants 1–4 hold: nothing to report, both messages complete
+        let mut segs = send3(0, 1, 10).to_vec();
+        segs.extend(send3(3000, 2, 20));
+        segs.push(seg(6000, 100, 30, 0x04, false, 3, 0, 0, 100));
+        let (kinds, row) = run(&segs);
+        assert_eq!(kinds, []);
+        assert_eq!((row.messages, row.anomalies, row.segments), (3, 0, 7));
+    }
+
+    #[test]
+    fn dropped_first() {
+        // §d.2: "Dropped FIRST of message 2: a TCP hole, then a retransmission with a
+        // newer TSval; 'Missing FIRST' until the retransmission repairs it."
+        let [f1, m1, l1] = send3(0, 1, 10);
+        let [f2, m2, l2] = send3(3000, 2, 20);
+        let mut resent = f2;
+        resent.tsval = Some(100);
+        let (kinds, row) = run(&[f1, m1, l1, m2, l2, resent]);
+        assert_eq!(
+            kinds,
+            [
+                Kind::TcpBthGap,
+                Kind::TcpBthMissingFirst,
+                Kind::TcpBthRetransmission
+            ]
+        );
+        assert_eq!((row.gaps, row.retransmissions, row.unrecovered), (1, 1, 0));
+        // repaired: both messages complete, no sender-side anomaly
+        assert_eq!((row.messages, row.anomalies), (2, 0));
+        // never repaired: the hole stays, message 2 is not complete
+        let (kinds, row) = run(&[f1, m1, l1, m2, l2]);
+        assert_eq!(kinds, [Kind::TcpBthGap, Kind::TcpBthMissingFirst]);
+        assert_eq!((row.messages, row.unrecovered), (1, 1));
+    }
+
+    #[test]
+    fn middle_last_swap() {
+        // §d.2: "MIDDLE/LAST swap: SEG goes k+1 then k; a late fill with an older
+        // TSval is a reordered original." LAST (SEG 2) after FIRST (SEG 0) opens a
+        // hole and breaks SEG continuity; the MIDDLE (SEG 1, sent before, so older
+        // TSval) is out of order and breaks it again. Nothing sender-side.
+        let [f, m, l] = send3(0, 4, 10);
+        let (kinds, row) = run(&[f, l, m]);
+        assert_eq!(
+            kinds,
+            [
+                Kind::TcpBthGap,
+                Kind::TcpBthSegContinuity,
+                Kind::TcpBthOutOfOrder,
+                Kind::TcpBthSegContinuity,
+            ]
+        );
+        assert_eq!((row.out_of_order, row.retransmissions), (1, 0));
+        assert_eq!((row.messages, row.anomalies, row.unrecovered), (1, 0, 0));
+    }
+
+    #[test]
+    fn duplicated_middle() {
+        // §d.2: "a duplicate range with an identical option and the same TSval is a
+        // network or capture duplicate" — and nothing else (SEG is not re-checked).
+        let [f, m, l] = send3(0, 5, 10);
+        let (kinds, row) = run(&[f, m, m, l]);
+        assert_eq!(kinds, [Kind::TcpBthDuplicate]);
+        assert_eq!(
+            (row.duplicates, row.retransmissions, row.segments),
+            (1, 0, 4)
+        );
+        // the same copy with a newer TSval is a retransmission
+        let mut again = m;
+        again.tsval = Some(50);
+        let (kinds, _) = run(&[f, m, again, l]);
+        assert_eq!(kinds, [Kind::TcpBthRetransmission]);
+    }
+
+    #[test]
+    fn icrc_error() {
+        let mut s = seg(0, 100, 10, 0x04, false, 1, 0, 0, 100);
+        s.icrc_bad = true;
+        let (kinds, row) = run(&[s]);
+        assert_eq!(kinds, [Kind::TcpBthIcrcError]);
+        assert_eq!((row.icrc_errors, row.anomalies), (1, 0));
+    }
+
+    #[test]
+    fn msn_gap_and_regression() {
+        // "MSN jumps by more than 1 between adjacent messages in sequence order":
+        // MSN 1 then MSN 3 with no byte between them is a gap ...
+        let a = seg(0, 100, 10, 0x04, false, 1, 0, 0, 100);
+        let b = seg(100, 100, 11, 0x04, false, 3, 0, 0, 100);
+        let (kinds, row) = run(&[a, b]);
+        assert_eq!(kinds, [Kind::TcpBthMsnGap]);
+        assert_eq!(row.anomalies, 1);
+        // ... unless a TCP hole covers it (MSN 2 may be in the hole: explained)
+        let c = seg(300, 100, 11, 0x04, false, 3, 0, 0, 100);
+        let (kinds, _) = run(&[a, c]);
+        assert_eq!(kinds, [Kind::TcpBthGap]);
+        // the same holds whichever of the two arrives first (MSN 0 anchors the
+        // sequence space; MSN 3 then leaves a hole that MSN 1 fills late)
+        let z = seg(0, 100, 5, 0x04, false, 0, 0, 0, 100);
+        let a1 = seg(100, 100, 10, 0x04, false, 1, 0, 0, 100);
+        let b1 = seg(200, 100, 11, 0x04, false, 3, 0, 0, 100);
+        let (kinds, _) = run(&[z, b1, a1]);
+        assert_eq!(
+            kinds,
+            [Kind::TcpBthGap, Kind::TcpBthOutOfOrder, Kind::TcpBthMsnGap]
+        );
+        // "a lower MSN at a higher sequence number": regression
+        let d = seg(100, 100, 11, 0x04, false, 0, 0, 0, 100);
+        let (kinds, row) = run(&[a, d]);
+        assert_eq!(kinds, [Kind::TcpBthMsnRegression]);
+        assert_eq!(row.anomalies, 1);
+    }
+
+    #[test]
+    fn message_contiguity() {
+        // "msg_start_seq(MSN+1) != msg_end_seq(MSN)": MSN 2 starts 10 bytes after
+        // the end of MSN 1 (bytes of no message between them).
+        let a = seg(0, 100, 10, 0x04, false, 1, 0, 0, 100);
+        let b = seg(110, 100, 11, 0x04, false, 2, 0, 0, 100);
+        let (kinds, row) = run(&[a, b]);
+        assert_eq!(kinds, [Kind::TcpBthGap, Kind::TcpBthContiguity]);
+        assert_eq!(row.anomalies, 1);
+        // a WRITE's 16-byte RETH counts: MSN 2 (WRITE_ONLY, 16 + 100 bytes) right
+        // after MSN 1 is contiguous
+        let w = seg(100, 116, 11, 0x0A, false, 2, 0, 0, 100);
+        let (kinds, row) = run(&[a, w]);
+        assert_eq!(kinds, []);
+        assert_eq!(row.messages, 2);
+    }
+
+    #[test]
+    fn opcode_grammar() {
+        // FIRST→MIDDLE*→LAST or ONLY: a MIDDLE at offset 0 ...
+        let (kinds, _) = run(&[seg(0, 100, 10, 0x01, true, 1, 0, 0, 200)]);
+        assert_eq!(kinds, [Kind::TcpBthOpcodeGrammar]);
+        // ... an ONLY past offset 0 (its FIRST bytes never seen, too)
+        let (kinds, _) = run(&[seg(0, 100, 10, 0x04, false, 1, 100, 1, 200)]);
+        assert_eq!(kinds, [Kind::TcpBthOpcodeGrammar, Kind::TcpBthMissingFirst]);
+        // MS inconsistent with the opcode: a FIRST with MS = 0 (also a short "last")
+        let (kinds, _) = run(&[seg(0, 100, 10, 0x00, false, 1, 0, 0, 200)]);
+        assert_eq!(kinds, [Kind::TcpBthOpcodeGrammar, Kind::TcpBthLength]);
+        // family change inside a message: SEND_FIRST then RDMA_WRITE_LAST
+        let (kinds, row) = run(&[
+            seg(0, 100, 10, 0x00, true, 1, 0, 0, 200),
+            seg(100, 100, 11, 0x08, false, 1, 100, 1, 200),
+        ]);
+        assert_eq!(kinds, [Kind::TcpBthOpcodeGrammar]);
+        assert_eq!(row.anomalies, 1);
+        // ACKNOWLEDGE carries no message: flagged
+        let (kinds, row) = run(&[seg(0, 100, 10, 0x11, false, 1, 0, 0, 100)]);
+        assert_eq!(kinds, [Kind::TcpBthOpcodeGrammar]);
+        assert_eq!(row.anomalies, 1);
+    }
+
+    #[test]
+    fn seg_continuity() {
+        // "SEG not equal to previous SEG + 1 (mod 256) within a message", with the
+        // bytes themselves contiguous: only SEG is wrong
+        let [f, m, mut l] = send3(0, 1, 10);
+        l.seg = 3;
+        let (kinds, row) = run(&[f, m, l]);
+        assert_eq!(kinds, [Kind::TcpBthSegContinuity]);
+        // network-side: not a sender anomaly
+        assert_eq!((row.anomalies, row.messages), (0, 1));
+        // SEG wraps mod 256
+        let [mut f, mut m, mut l] = send3(0, 1, 10);
+        (f.seg, m.seg, l.seg) = (0, 1, 2);
+        let (kinds, _) = run(&[f, m, l]);
+        assert_eq!(kinds, []);
+        // the first segment (offset 0) must have SEG 0
+        let (kinds, _) = run(&[seg(0, 100, 10, 0x04, false, 1, 0, 7, 100)]);
+        assert_eq!(kinds, [Kind::TcpBthSegContinuity]);
+    }
+
+    #[test]
+    fn length_and_offset() {
+        // "offset + data_len > MLEN"
+        let (kinds, _) = run(&[seg(0, 300, 10, 0x04, false, 1, 0, 0, 200)]);
+        assert_eq!(kinds, [Kind::TcpBthLength]);
+        // "LAST with offset + data_len != MLEN"
+        let [f, m, mut l] = send3(0, 1, 10);
+        l.payload_len = 100;
+        let (kinds, row) = run(&[f, m, l]);
+        assert_eq!(kinds, [Kind::TcpBthLength]);
+        assert_eq!((row.anomalies, row.messages), (1, 0));
+        // "MLEN changes within a message"
+        let [f, mut m, l] = send3(0, 1, 10);
+        m.mlen = 4000;
+        let (kinds, _) = run(&[f, m, l]);
+        assert_eq!(kinds, [Kind::TcpBthLength]);
+        // offset/seq mismatch: the MIDDLE's MBO says the message starts 20 bytes later
+        let [f, mut m, l] = send3(0, 1, 10);
+        m.mbo = 1400;
+        let (kinds, row) = run(&[f, m, l]);
+        assert_eq!(kinds, [Kind::TcpBthOffsetMismatch]);
+        assert_eq!(row.anomalies, 1);
     }
 }

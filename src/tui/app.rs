@@ -1064,6 +1064,19 @@ pub fn mark(kind: Kind) -> &'static str {
         Kind::IcrcError => "icrc",
         Kind::Malformed => "malf",
         Kind::Truncated => "trunc",
+        Kind::TcpBthGap => "gap",
+        Kind::TcpBthOutOfOrder => "ooo",
+        Kind::TcpBthRetransmission => "retx",
+        Kind::TcpBthDuplicate => "dup",
+        Kind::TcpBthIcrcError => "icrc",
+        Kind::TcpBthMissingFirst => "nofst",
+        Kind::TcpBthSegContinuity => "seg",
+        Kind::TcpBthOffsetMismatch
+        | Kind::TcpBthContiguity
+        | Kind::TcpBthMsnGap
+        | Kind::TcpBthMsnRegression
+        | Kind::TcpBthOpcodeGrammar
+        | Kind::TcpBthLength => "bth",
     }
 }
 
