@@ -40,6 +40,7 @@
 //! reordering in the network and are left out of it.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::net::IpAddr;
 
 use rocescope_dissectors::icrc::IcrcStatus;
@@ -411,7 +412,13 @@ impl TcpBthTracker {
                 row.icrc_errors += 1;
             }
         }
-        let range = format!("seq {a0}-{a1}, MSN {} SEG {}", s.msn, s.seg);
+        // Formatted only when an event is emitted: most segments emit none.
+        let range = SegRange {
+            a0,
+            a1,
+            msn: s.msn,
+            seg: s.seg,
+        };
         match class {
             Class::Gap => emit(
                 Kind::TcpBthGap,
@@ -650,6 +657,25 @@ impl TcpBthTracker {
             out.push(row);
         }
         out
+    }
+}
+
+/// Where a segment sits, for event details: `seq A-B, MSN M SEG S`.
+#[derive(Debug, Clone, Copy)]
+struct SegRange {
+    a0: u64,
+    a1: u64,
+    msn: u16,
+    seg: u8,
+}
+
+impl fmt::Display for SegRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "seq {}-{}, MSN {} SEG {}",
+            self.a0, self.a1, self.msn, self.seg
+        )
     }
 }
 
