@@ -85,15 +85,22 @@ impl std::str::FromStr for FrameRange {
 /// Anything else, or zero.
 pub fn parse_link_speed(s: &str) -> anyhow::Result<u64> {
     let t = s.trim();
-    let bad = || {
-        anyhow::anyhow!(
-            "--link-speed {s:?}: expected a speed like 10G, 25G, 100G, 400G, 800G or bits per second"
-        )
-    };
     let t = t
         .strip_suffix("bps")
         .or_else(|| t.strip_suffix("b/s"))
         .unwrap_or(t);
+    parse_si(t).filter(|&bps| bps > 0).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--link-speed {s:?}: expected a speed like 10G, 25G, 100G, 400G, 800G or bits per second"
+        )
+    })
+}
+
+/// A whole number with an optional fraction (at most 9 digits) and an
+/// optional SI suffix K, M, G or T (either case): `100G`, `2.5M`, `1000`.
+/// Exact integer arithmetic; `None` when malformed or above `u64::MAX`.
+#[must_use]
+pub fn parse_si(t: &str) -> Option<u64> {
     let (digits, unit) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
         _ => (t, ' '),
@@ -104,29 +111,23 @@ pub fn parse_link_speed(s: &str) -> anyhow::Result<u64> {
         'M' => 1_000_000,
         'G' => 1_000_000_000,
         'T' => 1_000_000_000_000,
-        _ => return Err(bad()),
+        _ => return None,
     };
     let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
     if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad());
+        return None;
     }
     if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 9 {
-        return Err(bad());
+        return None;
     }
-    let whole: u64 = whole.parse().map_err(|_| bad())?;
-    let mut bps = whole.checked_mul(scale).ok_or_else(bad)?;
+    let mut value = whole.parse::<u64>().ok()?.checked_mul(scale)?;
     if !frac.is_empty() {
-        let frac_val: u64 = frac.parse().map_err(|_| bad())?;
-        let denom = 10u64.pow(u32::try_from(frac.len()).map_err(|_| bad())?);
+        let frac_val: u64 = frac.parse().ok()?;
+        let denom = 10u64.pow(u32::try_from(frac.len()).ok()?);
         let add = u128::from(frac_val) * u128::from(scale) / u128::from(denom);
-        bps = bps
-            .checked_add(u64::try_from(add).map_err(|_| bad())?)
-            .ok_or_else(bad)?;
+        value = value.checked_add(u64::try_from(add).ok()?)?;
     }
-    if bps == 0 {
-        return Err(bad());
-    }
-    Ok(bps)
+    Some(value)
 }
 
 /// `100G`-style label of a speed in bits per second (for `(335.5us @100G)`).

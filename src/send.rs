@@ -52,15 +52,13 @@ impl Rate {
             (lower.as_str(), false)
         };
         let body = body.trim_end();
-        let (num, scale) = match body.chars().last() {
-            Some('k') => (&body[..body.len() - 1], 1e3),
-            Some('m') => (&body[..body.len() - 1], 1e6),
-            Some('g') => (&body[..body.len() - 1], 1e9),
-            Some('t') => (&body[..body.len() - 1], 1e12),
-            _ => (body, 1.0),
+        // The same SI suffixes as --link-speed (crate::config::parse_si); a plain
+        // float such as 1e9 is accepted too.
+        #[allow(clippy::cast_precision_loss)] // rates far below 2^53
+        let value = match crate::config::parse_si(&body.to_ascii_uppercase()) {
+            Some(v) => v as f64,
+            None => body.parse::<f64>().map_err(|_| bad())?,
         };
-        let value: f64 = num.trim().parse().map_err(|_| bad())?;
-        let value = value * scale;
         if !value.is_finite() || value <= 0.0 {
             return Err(bad());
         }
