@@ -303,27 +303,9 @@ fn roce_info(d: &Dissected<'_>, roce: &Roce<'_>, info: &mut String) -> fmt::Resu
     Ok(())
 }
 
-/// `512ns`, `335.5us`, `3.36ms`, `1.28ms`, `2s`.
+/// `335.5us`, `1.28ms`: the reports' duration format (`replay::finding::Duration`).
 fn duration(out: &mut String, ns: u64) -> fmt::Result {
-    if ns < 1_000 {
-        write!(out, "{ns}ns")
-    } else if ns < 1_000_000 {
-        let tenths = (ns + 50) / 100;
-        write!(out, "{}.{}us", tenths / 10, tenths % 10)
-    } else if ns < 1_000_000_000 {
-        let hundredths = (ns + 5_000) / 10_000;
-        let (whole, frac) = (hundredths / 100, hundredths % 100);
-        if frac == 0 {
-            write!(out, "{whole}ms")
-        } else if frac % 10 == 0 {
-            write!(out, "{whole}.{}ms", frac / 10)
-        } else {
-            write!(out, "{whole}.{frac:02}ms")
-        }
-    } else {
-        let ms = ns / 1_000_000;
-        write!(out, "{}.{:03}s", ms / 1000, ms % 1000)
-    }
+    write!(out, "{}", crate::replay::finding::Duration(ns))
 }
 
 /// Seconds with six decimals, rounded to the microsecond; negative when time went backwards.

@@ -197,19 +197,31 @@ pub struct Finding {
     pub detail: Detail,
 }
 
-fn fmt_ns(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
-    if ns >= 1_000_000_000 {
-        write!(f, "{}.{:03}s", ns / 1_000_000_000, (ns / 1_000_000) % 1000)
-    } else if ns >= 1_000_000 {
-        write!(f, "{}.{:03}ms", ns / 1_000_000, (ns / 1_000) % 1000)
-    } else if ns >= 1_000 {
-        write!(f, "{}.{}us", ns / 1_000, (ns / 100) % 10)
-    } else {
+/// `512ns`, `335.5us`, `1.28ms`, `655.36ms`, `2.000s`: the one duration
+/// format of every report, frame line and screen (rounded, short).
+fn fmt_ns(f: &mut impl fmt::Write, ns: u64) -> fmt::Result {
+    if ns < 1_000 {
         write!(f, "{ns}ns")
+    } else if ns < 1_000_000 {
+        let tenths = (ns + 50) / 100;
+        write!(f, "{}.{}us", tenths / 10, tenths % 10)
+    } else if ns < 1_000_000_000 {
+        let hundredths = (ns + 5_000) / 10_000;
+        let (whole, frac) = (hundredths / 100, hundredths % 100);
+        if frac == 0 {
+            write!(f, "{whole}ms")
+        } else if frac % 10 == 0 {
+            write!(f, "{whole}.{}ms", frac / 10)
+        } else {
+            write!(f, "{whole}.{frac:02}ms")
+        }
+    } else {
+        let ms = ns / 1_000_000;
+        write!(f, "{}.{:03}s", ms / 1000, ms % 1000)
     }
 }
 
-/// `12.345ms`-style duration text.
+/// Duration text, e.g. `1.28ms` (see `fmt_ns`).
 pub struct Duration(pub u64);
 
 impl fmt::Display for Duration {
