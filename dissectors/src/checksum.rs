@@ -9,7 +9,7 @@
 //! replay pass to `Repr::emit`; a bad checksum found while parsing is a
 //! finding for the analyzer, never a parse failure (style.md §2.3).
 
-use core::net::{Ipv4Addr, Ipv6Addr};
+use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Which checksums to handle: verify on receive, fill on transmit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -108,6 +108,19 @@ pub fn pseudo_header_v6(src: Ipv6Addr, dst: Ipv6Addr, next_header: u8, length: u
         acc += u64::from(fold(addr as u64));
     }
     fold(acc)
+}
+
+/// Sum of the pseudo-header of either IP version for `length` bytes of
+/// `protocol` (UDP, TCP). A mixed pair of address families uses the IPv6
+/// pseudo-header with the IPv4 address mapped (`::ffff:a.b.c.d`).
+#[must_use]
+pub fn pseudo_header(src: &IpAddr, dst: &IpAddr, protocol: u8, length: u32) -> u16 {
+    match (*src, *dst) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => pseudo_header_v4(s, d, protocol, length),
+        (IpAddr::V6(s), IpAddr::V6(d)) => pseudo_header_v6(s, d, protocol, length),
+        (IpAddr::V4(s), IpAddr::V6(d)) => pseudo_header_v6(s.to_ipv6_mapped(), d, protocol, length),
+        (IpAddr::V6(s), IpAddr::V4(d)) => pseudo_header_v6(s, d.to_ipv6_mapped(), protocol, length),
+    }
 }
 
 #[cfg(test)]

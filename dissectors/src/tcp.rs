@@ -340,21 +340,6 @@ pub struct Packet<T: AsRef<[u8]>> {
     buffer: T,
 }
 
-/// Sum of the TCP pseudo-header for `length` bytes of segment.
-fn pseudo_header(src: &IpAddr, dst: &IpAddr, length: u32) -> u16 {
-    let proto = IpProtocol::TCP.0;
-    match (*src, *dst) {
-        (IpAddr::V4(s), IpAddr::V4(d)) => checksum::pseudo_header_v4(s, d, proto, length),
-        (IpAddr::V6(s), IpAddr::V6(d)) => checksum::pseudo_header_v6(s, d, proto, length),
-        (IpAddr::V4(s), IpAddr::V6(d)) => {
-            checksum::pseudo_header_v6(s.to_ipv6_mapped(), d, proto, length)
-        }
-        (IpAddr::V6(s), IpAddr::V4(d)) => {
-            checksum::pseudo_header_v6(s, d.to_ipv6_mapped(), proto, length)
-        }
-    }
-}
-
 impl<T: AsRef<[u8]>> Packet<T> {
     /// Wrap without checking the length; accessors may panic on a short buffer.
     pub const fn new_unchecked(buffer: T) -> Packet<T> {
@@ -483,7 +468,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
         let Ok(len) = u32::try_from(self.b().len()) else {
             return false;
         };
-        checksum::combine(&[pseudo_header(src, dst, len), checksum::data(self.b())]) == 0xFFFF
+        checksum::combine(&[
+            checksum::pseudo_header(src, dst, IpProtocol::TCP.0, len),
+            checksum::data(self.b()),
+        ]) == 0xFFFF
     }
 }
 
@@ -547,7 +535,10 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn fill_checksum(&mut self, src: &IpAddr, dst: &IpAddr) {
         self.set_checksum(0);
         let len = u32::try_from(self.b().len()).unwrap_or(u32::MAX);
-        let sum = checksum::combine(&[pseudo_header(src, dst, len), checksum::data(self.b())]);
+        let sum = checksum::combine(&[
+            checksum::pseudo_header(src, dst, IpProtocol::TCP.0, len),
+            checksum::data(self.b()),
+        ]);
         self.set_checksum(!sum);
     }
 }

@@ -28,23 +28,6 @@ pub struct Packet<T: AsRef<[u8]>> {
     buffer: T,
 }
 
-/// Sum of the pseudo-header for `length` bytes of UDP. A mixed pair of
-/// address families uses the IPv6 pseudo-header with the IPv4 address
-/// mapped (`::ffff:a.b.c.d`).
-fn pseudo_header(src: &IpAddr, dst: &IpAddr, length: u32) -> u16 {
-    let proto = IpProtocol::UDP.0;
-    match (*src, *dst) {
-        (IpAddr::V4(s), IpAddr::V4(d)) => checksum::pseudo_header_v4(s, d, proto, length),
-        (IpAddr::V6(s), IpAddr::V6(d)) => checksum::pseudo_header_v6(s, d, proto, length),
-        (IpAddr::V4(s), IpAddr::V6(d)) => {
-            checksum::pseudo_header_v6(s.to_ipv6_mapped(), d, proto, length)
-        }
-        (IpAddr::V6(s), IpAddr::V4(d)) => {
-            checksum::pseudo_header_v6(s, d.to_ipv6_mapped(), proto, length)
-        }
-    }
-}
-
 impl<T: AsRef<[u8]>> Packet<T> {
     /// Wrap without checking the length; accessors may panic on a short buffer.
     pub const fn new_unchecked(buffer: T) -> Packet<T> {
@@ -130,7 +113,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         match self.b().get(..usize::from(len)) {
             Some(datagram) => {
                 checksum::combine(&[
-                    pseudo_header(src, dst, u32::from(len)),
+                    checksum::pseudo_header(src, dst, IpProtocol::UDP.0, u32::from(len)),
                     checksum::data(datagram),
                 ]) == 0xFFFF
             }
@@ -174,7 +157,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         let value = match self.b().get(..usize::from(len)) {
             Some(datagram) => {
                 match !checksum::combine(&[
-                    pseudo_header(src, dst, u32::from(len)),
+                    checksum::pseudo_header(src, dst, IpProtocol::UDP.0, u32::from(len)),
                     checksum::data(datagram),
                 ]) {
                     0 => 0xFFFF,
