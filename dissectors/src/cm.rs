@@ -19,10 +19,12 @@
 
 use core::fmt;
 use core::net::Ipv6Addr;
+use core::ops::Range;
 
 use crate::error::{self, Layer, Result};
 use crate::field::Field;
 use crate::ib::psn::{Psn, Qpn};
+use crate::visit::{Value, Visitor};
 
 /// The MAD common header (`struct ib_mad_hdr`).
 mod field {
@@ -795,6 +797,74 @@ pub fn parse_mad(payload: &[u8]) -> Result<Option<CmMessage>> {
         _ => {}
     }
     Ok(Some(m))
+}
+
+impl CmMessage {
+    /// The message as its own layer of the field tree, over the MAD's bytes `range` (the
+    /// fields are decoded from inside the MAD, so they all point at it).
+    pub fn visit(&self, range: Range<usize>, v: &mut impl Visitor) {
+        let r = || range.clone();
+        v.begin("cm", "Communication Management", r());
+        let attr = self.attribute;
+        let name = Value::Str(attr.name().unwrap_or("UNKNOWN"));
+        v.field("attribute", "Attribute", name, r());
+        v.field(
+            "attribute_id",
+            "Attribute ID",
+            Value::Hex(u64::from(attr.0), 4),
+            r(),
+        );
+        let tid = Value::Hex(self.transaction_id, 16);
+        v.field("transaction_id", "Transaction ID", tid, r());
+        let local = Value::Hex(u64::from(self.local_comm_id), 8);
+        v.field("local_comm_id", "Local Communication ID", local, r());
+        let remote = Value::Hex(u64::from(self.remote_comm_id), 8);
+        v.field("remote_comm_id", "Remote Communication ID", remote, r());
+        let opt = |x: Option<u64>, hex: u8| match (x, hex) {
+            (Some(x), 0) => Some(Value::Uint(x)),
+            (Some(x), d) => Some(Value::Hex(x, d)),
+            (None, _) => None,
+        };
+        let qpn = |q: Option<Qpn>| q.map(|q| u64::from(q.value()));
+        let fields: [(&'static str, &'static str, Option<Value<'_>>); 10] = [
+            ("local_qpn", "Local QPN", opt(qpn(self.local_qpn), 6)),
+            ("remote_qpn", "Remote QPN", opt(qpn(self.remote_qpn), 6)),
+            (
+                "starting_psn",
+                "Starting PSN",
+                opt(self.starting_psn.map(|p| u64::from(p.value())), 0),
+            ),
+            ("path_mtu", "Path MTU", opt(self.path_mtu.map(u64::from), 0)),
+            ("service_id", "Service ID", opt(self.service_id, 16)),
+            ("pkey", "Partition Key", opt(self.pkey.map(u64::from), 4)),
+            (
+                "retry_count",
+                "Retry Count",
+                opt(self.retry_count.map(u64::from), 0),
+            ),
+            (
+                "rnr_retry_count",
+                "RNR Retry Count",
+                opt(self.rnr_retry_count.map(u64::from), 0),
+            ),
+            (
+                "responder_resources",
+                "Responder Resources",
+                opt(self.responder_resources.map(u64::from), 0),
+            ),
+            (
+                "reject_reason",
+                "Reject Reason",
+                opt(self.reject_reason.map(u64::from), 0),
+            ),
+        ];
+        for (key, label, value) in fields {
+            if let Some(value) = value {
+                v.field(key, label, value, r());
+            }
+        }
+        v.end();
+    }
 }
 
 impl fmt::Display for CmMessage {

@@ -8,6 +8,7 @@
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
+use crate::visit::{Value, Visitor, span};
 
 mod field {
     use crate::field::{Field, Rest};
@@ -200,6 +201,17 @@ impl<T: AsRef<[u8]>> Frame<T> {
     #[must_use]
     pub fn payload(&self) -> &[u8] {
         &self.b()[field::PAYLOAD]
+    }
+}
+
+impl<T: AsRef<[u8]>> Frame<T> {
+    /// Source and destination for the field tree; the walk adds the innermost EtherType,
+    /// which follows any VLAN tags.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let src = Value::Mac(self.src_addr());
+        v.field("src", "Source", src, span(offset, field::SRC_ADDR));
+        let dst = Value::Mac(self.dst_addr());
+        v.field("dst", "Destination", dst, span(offset, field::DST_ADDR));
     }
 }
 

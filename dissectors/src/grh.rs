@@ -24,11 +24,15 @@ use core::fmt;
 use core::net::Ipv6Addr;
 
 use crate::error::{self, Layer, Malformed, PResult, Result, WireError};
+use crate::visit::{Value, Visitor, byte, span};
 
 mod field {
     use crate::field::{Field, Rest};
     /// IPVer(31..28) | TClass(27..20) | FlowLabel(19..0)
     pub const VER_TC_FLOW: Field = 0..4;
+    /// As displayed: TClass spans bytes 0-1, the flow label bytes 1-3
+    pub const TCLASS: Field = 0..2;
+    pub const FLOW_LABEL: Field = 1..4;
     pub const PAYLOAD_LEN: Field = 4..6;
     pub const NEXT_HEADER: usize = 6;
     pub const HOP_LIMIT: usize = 7;
@@ -170,6 +174,48 @@ impl<T: AsRef<[u8]>> Packet<T> {
         let b = self.b();
         let end = self.total_len().min(b.len());
         b.get(field::PAYLOAD.start..end).unwrap_or(&[])
+    }
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        v.field(
+            "sgid",
+            "Source GID",
+            Value::Ipv6(self.sgid()),
+            span(offset, field::SGID),
+        );
+        let dgid = Value::Ipv6(self.dgid());
+        v.field("dgid", "Destination GID", dgid, span(offset, field::DGID));
+        let tclass = Value::Uint(u64::from(self.tclass()));
+        v.field(
+            "tclass",
+            "Traffic Class",
+            tclass,
+            span(offset, field::TCLASS),
+        );
+        let flow = Value::Hex(u64::from(self.flow_label()), 5);
+        v.field(
+            "flow_label",
+            "Flow Label",
+            flow,
+            span(offset, field::FLOW_LABEL),
+        );
+        let hops = Value::Uint(u64::from(self.hop_limit()));
+        v.field(
+            "hop_limit",
+            "Hop Limit",
+            hops,
+            byte(offset, field::HOP_LIMIT),
+        );
+        let next = Value::Hex(u64::from(self.next_header()), 2);
+        v.field(
+            "next",
+            "Next Header",
+            next,
+            byte(offset, field::NEXT_HEADER),
+        );
     }
 }
 

@@ -10,6 +10,7 @@ use core::net::Ipv4Addr;
 
 use crate::checksum::{self, ChecksumMode};
 use crate::error::{self, Layer, Malformed, PResult, Result, WireError};
+use crate::visit::{Value, Visitor, byte, span};
 
 /// An IP protocol number (IPv4 Protocol, IPv6 Next Header). Open newtype:
 /// every value is kept.
@@ -260,6 +261,39 @@ impl<T: AsRef<[u8]>> Packet<T> {
             Some(header) => checksum::data(header) == 0xFFFF,
             None => false,
         }
+    }
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let src = Value::Ipv4(self.src_addr());
+        v.field("src", "Source Address", src, span(offset, field::SRC_ADDR));
+        let dst = Value::Ipv4(self.dst_addr());
+        v.field(
+            "dst",
+            "Destination Address",
+            dst,
+            span(offset, field::DST_ADDR),
+        );
+        let ds = byte(offset, field::DSCP_ECN);
+        let dscp = Value::Uint(u64::from(self.dscp()));
+        v.field(
+            "dscp",
+            "Differentiated Services Codepoint",
+            dscp,
+            ds.clone(),
+        );
+        let ecn = Value::Uint(u64::from(self.ecn()));
+        v.field("ecn", "Explicit Congestion Notification", ecn, ds);
+        let ttl = Value::Uint(u64::from(self.hop_limit()));
+        v.field("ttl", "Time to Live", ttl, byte(offset, field::TTL));
+        let id = Value::Hex(u64::from(self.ident()), 4);
+        v.field("id", "Identification", id, span(offset, field::IDENT));
+        let len = Value::Uint(u64::from(self.total_len()));
+        v.field("len", "Total Length", len, span(offset, field::LENGTH));
+        let proto = Value::Uint(u64::from(self.next_header().0));
+        v.field("proto", "Protocol", proto, byte(offset, field::PROTOCOL));
     }
 }
 

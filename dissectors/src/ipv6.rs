@@ -9,12 +9,17 @@ use core::net::Ipv6Addr;
 
 use crate::error::{self, Layer, Malformed, PResult, Result, WireError};
 use crate::ipv4::IpProtocol;
+use crate::visit::{Value, Visitor, byte, span};
 
 mod field {
     use crate::field::Field;
     /// Version(31..28) | Traffic Class(27..20) | Flow Label(19..0);
     /// TC and flow label are masked to ones in the ICRC
     pub const VER_TC_FLOW: Field = 0..4;
+    /// As displayed: the traffic class spans bytes 0-1, ECN is in byte 1
+    pub const TRAFFIC_CLASS: Field = 0..2;
+    pub const ECN: usize = 1;
+    pub const FLOW_LABEL: Field = 1..4;
     pub const LENGTH: Field = 4..6;
     pub const NXT_HDR: usize = 6;
     /// masked to ones in the ICRC
@@ -136,6 +141,49 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn payload(&self) -> &[u8] {
         let end = HEADER_LEN + usize::from(self.payload_len());
         self.b().get(HEADER_LEN..end).unwrap_or_default()
+    }
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let src = Value::Ipv6(self.src_addr());
+        v.field("src", "Source Address", src, span(offset, field::SRC_ADDR));
+        let dst = Value::Ipv6(self.dst_addr());
+        v.field(
+            "dst",
+            "Destination Address",
+            dst,
+            span(offset, field::DST_ADDR),
+        );
+        let dscp = Value::Uint(u64::from(self.dscp()));
+        let tc = span(offset, field::TRAFFIC_CLASS);
+        v.field("dscp", "Differentiated Services Codepoint", dscp, tc);
+        let ecn = Value::Uint(u64::from(self.ecn()));
+        v.field(
+            "ecn",
+            "Explicit Congestion Notification",
+            ecn,
+            byte(offset, field::ECN),
+        );
+        let flow = Value::Hex(u64::from(self.flow_label()), 5);
+        v.field(
+            "flow_label",
+            "Flow Label",
+            flow,
+            span(offset, field::FLOW_LABEL),
+        );
+        let hops = Value::Uint(u64::from(self.hop_limit()));
+        v.field(
+            "hop_limit",
+            "Hop Limit",
+            hops,
+            byte(offset, field::HOP_LIMIT),
+        );
+        let len = Value::Uint(u64::from(self.payload_len()));
+        v.field("len", "Payload Length", len, span(offset, field::LENGTH));
+        let next = Value::Uint(u64::from(self.next_header().0));
+        v.field("next", "Next Header", next, byte(offset, field::NXT_HDR));
     }
 }
 

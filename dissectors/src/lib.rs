@@ -26,6 +26,7 @@ pub mod stack;
 pub mod tcp;
 pub mod tcp_bth;
 pub mod udp;
+pub mod visit;
 pub mod vlan;
 
 #[cfg(any(test, feature = "proptest"))]

@@ -18,6 +18,7 @@ use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
 use crate::ethernet::Address;
+use crate::visit::{Value, Visitor, span};
 
 mod field {
     use crate::field::Field;
@@ -184,6 +185,56 @@ impl<T: AsRef<[u8]>> Packet<T> {
         self.b().get(self.opcode().body_len()..).unwrap_or(&[])
     }
 }
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// The frame as its own layer of the field tree: `pause`, `pfc` or, for any other
+    /// opcode, `macc` (the opcode decides which, so the layer is opened here).
+    pub fn visit(&self, offset: usize, v: &mut impl Visitor) {
+        match self.opcode() {
+            MacControlOpcode::PAUSE => {
+                v.begin("pause", "MAC Control PAUSE", offset..offset + PAUSE_LEN);
+                let quanta = Value::Uint(u64::from(self.pause_quanta()));
+                v.field(
+                    "quanta",
+                    "Pause Time",
+                    quanta,
+                    span(offset, field::PAUSE_TIME),
+                );
+                v.end();
+            }
+            MacControlOpcode::PFC => {
+                v.begin(
+                    "pfc",
+                    "MAC Control Priority Flow Control",
+                    offset..offset + PFC_LEN,
+                );
+                let enable = Value::Hex(u64::from(self.pfc_enable()), 4);
+                let at = span(offset, field::PFC_ENABLE);
+                v.field("enable", "Priority Enable Vector", enable, at);
+                v.begin_list("quanta", "Pause Quanta", span(offset, field::PFC_TIME));
+                for (i, q) in self.pfc_quanta_all().iter().enumerate() {
+                    let at = offset + field::PFC_TIME.start + 2 * i;
+                    v.field(
+                        "",
+                        PRIORITY_LABELS[i],
+                        Value::Uint(u64::from(*q)),
+                        at..at + 2,
+                    );
+                }
+                v.end_list();
+                v.end();
+            }
+            other => {
+                v.begin("macc", "MAC Control", span(offset, field::OPCODE));
+                let opcode = Value::Hex(u64::from(other.0), 4);
+                v.field("opcode", "Opcode", opcode, span(offset, field::OPCODE));
+                v.end();
+            }
+        }
+    }
+}
+
+const PRIORITY_LABELS: [&str; PRIORITIES] = ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"];
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     fn b_mut(&mut self) -> &mut [u8] {

@@ -14,6 +14,7 @@ use crate::checksum;
 use crate::error::{self, Layer, Malformed, PResult, Result, WireError};
 use crate::ipv4::IpProtocol;
 use crate::tcp_bth;
+use crate::visit::{Value, Visitor, span};
 
 mod field {
     use crate::field::Field;
@@ -25,6 +26,8 @@ mod field {
     pub const DATA_OFF: usize = 12;
     /// CWR ECE URG ACK PSH RST SYN FIN
     pub const FLAGS: usize = 13;
+    /// Data offset through flags, as displayed
+    pub const FLAGS_WORD: Field = 12..14;
     pub const WINDOW: Field = 14..16;
     pub const CHECKSUM: Field = 16..18;
     pub const URGENT: Field = 18..20;
@@ -472,6 +475,48 @@ impl<T: AsRef<[u8]>> Packet<T> {
             checksum::pseudo_header(src, dst, IpProtocol::TCP.0, len),
             checksum::data(self.b()),
         ]) == 0xFFFF
+    }
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// The header's fields for the field tree, with the Timestamps option's values when the
+    /// segment carries one (the walk adds the `tcp_bth` option and the payload length).
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let src = Value::Uint(u64::from(self.src_port()));
+        v.field("srcport", "Source Port", src, span(offset, field::SRC_PORT));
+        let dst = Value::Uint(u64::from(self.dst_port()));
+        v.field(
+            "dstport",
+            "Destination Port",
+            dst,
+            span(offset, field::DST_PORT),
+        );
+        let seq = Value::Uint(u64::from(self.seq_number()));
+        v.field("seq", "Sequence Number", seq, span(offset, field::SEQ_NUM));
+        let ack = Value::Uint(u64::from(self.ack_number()));
+        v.field(
+            "ack",
+            "Acknowledgment Number",
+            ack,
+            span(offset, field::ACK_NUM),
+        );
+        let flags = Value::Hex(u64::from(self.flags().0), 3);
+        v.field("flags", "Flags", flags, span(offset, field::FLAGS_WORD));
+        let window = Value::Uint(u64::from(self.window_len()));
+        v.field("window", "Window", window, span(offset, field::WINDOW));
+        let mut opt_at = HEADER_LEN;
+        let mut it = self.options();
+        while let Some(opt) = it.next() {
+            if let Ok(TcpOption::Timestamps { tsval, tsecr }) = opt {
+                let o = offset + opt_at;
+                let val = Value::Uint(u64::from(tsval));
+                v.field("ts_val", "Timestamp Value", val, o + 2..o + 6);
+                let ecr = Value::Uint(u64::from(tsecr));
+                v.field("ts_ecr", "Timestamp Echo Reply", ecr, o + 6..o + 10);
+                break;
+            }
+            opt_at = HEADER_LEN + self.options_bytes().len() - it.remaining();
+        }
     }
 }
 

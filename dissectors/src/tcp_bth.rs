@@ -11,7 +11,9 @@ use core::fmt;
 
 use crate::error::{self, Layer, Malformed, PResult, Result, WireError};
 use crate::ib::opcode::Opcode;
+use crate::ib::opcode::OpcodeName;
 use crate::icrc::IcrcStatus;
+use crate::visit::{Value, Visitor, byte, span};
 
 pub const KIND_EXP_253: u8 = 253;
 pub const KIND_EXP_254: u8 = 254;
@@ -312,6 +314,71 @@ impl<T: AsRef<[u8]>> Header<T> {
         } else {
             IcrcStatus::Invalid { expected, found }
         }
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The option as its own layer of the field tree (the fields depend on its format);
+    /// `icrc` is the verdict on the segment it came with.
+    pub fn visit(&self, offset: usize, icrc: IcrcStatus, v: &mut impl Visitor) {
+        let Some(format) = self.format() else {
+            return;
+        };
+        v.begin(
+            "tcp_bth",
+            "tcp_bth RDMA Framing Option",
+            offset..offset + format.len(),
+        );
+        let len = byte(offset, field::LENGTH);
+        v.field("format", "Format", Value::Str(format.name()), len);
+        let exid = Value::Hex(u64::from(self.exid()), 4);
+        v.field("exid", "Experiment ID", exid, span(offset, field::EXID));
+        if format != Format::Syn {
+            let op = byte(offset, field::OPCODE);
+            let code = Value::Uint(u64::from(self.opcode().0));
+            v.field("opcode", "Opcode", code, op.clone());
+            let mut name = OpcodeName::default();
+            v.field(
+                "opcode_name",
+                "Opcode Name",
+                Value::Str(name.of(self.opcode())),
+                op,
+            );
+            let msn = Value::Uint(u64::from(self.msn()));
+            v.field(
+                "msn",
+                "Message Sequence Number",
+                msn,
+                span(offset, field::MSN),
+            );
+            let mbo = Value::Uint(u64::from(self.mbo()));
+            v.field(
+                "mbo",
+                "Message Byte Offset",
+                mbo,
+                span(offset, field::MBO_LO),
+            );
+            let seg = Value::Uint(u64::from(self.seg()));
+            v.field("seg", "Segment", seg, byte(offset, field::SEG));
+            let more = Value::Bool(self.more());
+            v.field("more", "More Segments", more, byte(offset, field::FLAGS));
+            if format == Format::V1 {
+                let imm = Value::Hex(u64::from(self.imm()), 8);
+                v.field("imm", "Immediate Data", imm, span(offset, field::IMM));
+                let mlen = Value::Uint(u64::from(self.mlen()));
+                v.field("mlen", "Message Length", mlen, span(offset, field::MLEN));
+            }
+            let at = span(offset, field::ICRC);
+            let value = Value::Hex(u64::from(self.icrc()), 8);
+            v.field("icrc", "ICRC", value, at.clone());
+            let valid = match icrc {
+                IcrcStatus::Valid => Value::Bool(true),
+                IcrcStatus::Invalid { .. } => Value::Bool(false),
+                IcrcStatus::NotVerifiable => Value::Null,
+            };
+            v.field("icrc_valid", "ICRC Valid", valid, at);
+        }
+        v.end();
     }
 }
 

@@ -7,6 +7,7 @@ use core::net::IpAddr;
 use crate::checksum::{self, ChecksumMode};
 use crate::error::{self, Layer, Malformed, PResult, Result, WireError};
 use crate::ipv4::IpProtocol;
+use crate::visit::{Value, Visitor, span};
 
 /// The IANA-assigned RoCEv2 destination port.
 pub const ROCEV2_PORT: u16 = 4791;
@@ -119,6 +120,23 @@ impl<T: AsRef<[u8]>> Packet<T> {
             }
             None => false,
         }
+    }
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let src = Value::Uint(u64::from(self.src_port()));
+        v.field("srcport", "Source Port", src, span(offset, field::SRC_PORT));
+        let dst = Value::Uint(u64::from(self.dst_port()));
+        v.field(
+            "dstport",
+            "Destination Port",
+            dst,
+            span(offset, field::DST_PORT),
+        );
+        let len = Value::Uint(u64::from(self.len()));
+        v.field("len", "Length", len, span(offset, field::LENGTH));
     }
 }
 

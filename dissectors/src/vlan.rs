@@ -12,6 +12,7 @@ use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
 use crate::ethernet::EtherType;
+use crate::visit::{Value, Visitor, byte, span};
 
 mod field {
     use crate::field::Field;
@@ -131,6 +132,23 @@ impl<T: AsRef<[u8]>> Header<T> {
             self.b()[field::ETHERTYPE.start],
             self.b()[field::ETHERTYPE.start + 1],
         ]))
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// Priority, DEI and VLAN ID for the field tree (the TPID before the tag belongs to the
+    /// header that introduced it).
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let tci = field::TCI.start;
+        v.field(
+            "pcp",
+            "Priority",
+            Value::Uint(u64::from(self.pcp())),
+            byte(offset, tci),
+        );
+        v.field("dei", "DEI", Value::Bool(self.dei()), byte(offset, tci));
+        let vid = Value::Uint(u64::from(self.vid().value()));
+        v.field("vid", "ID", vid, span(offset, field::TCI));
     }
 }
 

@@ -27,7 +27,7 @@ use rocescope_dissectors::builder::{
 };
 use rocescope_dissectors::ethernet::{self, EtherType};
 use rocescope_dissectors::ib::aeth::{self, AethKind, NakCode, Syndrome};
-use rocescope_dissectors::ib::opcode::{Operation, Position};
+use rocescope_dissectors::ib::opcode::{Operation, Position, Transport};
 use rocescope_dissectors::ib::{atomic_ack_eth, atomic_eth, bth, deth, ieth, immdt, reth};
 use rocescope_dissectors::mac_control::{self, PAUSE_DST};
 use rocescope_dissectors::vlan::{self, VlanId};
@@ -264,39 +264,42 @@ fn ser_ns(len: usize, link_bps: u64) -> u64 {
     bits.div_ceil(link_bps.max(1))
 }
 
+/// The opcode of a packet at `pos` of a message: the dissectors' table read backwards.
+/// READs and atomics are single packets and a UD message is always a SEND ONLY; an
+/// invalidate wins over immediate data, and either is dropped where no opcode carries it
+/// (a WRITE with an invalidate, a FIRST with immediate data).
 fn opcode_for(t: TransportKind, op: OpKind, pos: Position, imm: bool, inval: bool) -> Opcode {
-    use Position::{First, Last, Middle, Only};
-    let base: u8 = match t {
-        TransportKind::Rc | TransportKind::TcpBth => 0x00,
-        TransportKind::Uc => 0x20,
-        TransportKind::Ud => {
-            return if imm {
-                Opcode::UD_SEND_ONLY_WITH_IMMEDIATE
-            } else {
-                Opcode::UD_SEND_ONLY
-            };
-        }
+    let (transport, operation, pos) = match (t, op) {
+        (TransportKind::Ud, _) => (Transport::Ud, Operation::Send, Position::Only),
+        (TransportKind::Rc | TransportKind::TcpBth, op) => (Transport::Rc, operation(op), pos),
+        (TransportKind::Uc, op) => (Transport::Uc, operation(op), pos),
     };
-    let low: u8 = match (op, pos) {
-        (OpKind::Send, First) => 0x00,
-        (OpKind::Send, Middle) => 0x01,
-        (OpKind::Send, Last) if inval => 0x16,
-        (OpKind::Send, Last) if imm => 0x03,
-        (OpKind::Send, Last) => 0x02,
-        (OpKind::Send, Only) if inval => 0x17,
-        (OpKind::Send, Only) if imm => 0x05,
-        (OpKind::Send, Only) => 0x04,
-        (OpKind::Write, First) => 0x06,
-        (OpKind::Write, Middle) => 0x07,
-        (OpKind::Write, Last) if imm => 0x09,
-        (OpKind::Write, Last) => 0x08,
-        (OpKind::Write, Only) if imm => 0x0B,
-        (OpKind::Write, Only) => 0x0A,
-        (OpKind::Read, _) => 0x0C,
-        (OpKind::CmpSwap, _) => 0x13,
-        (OpKind::FetchAdd, _) => 0x14,
+    let pos = if operation == Operation::Send || operation == Operation::RdmaWrite {
+        pos
+    } else {
+        Position::Only
     };
-    Opcode(base | low)
+    // in order of preference; scenario validation keeps every combination in the table
+    let tries = [
+        (false, true, inval),
+        (true, false, imm),
+        (false, false, true),
+    ];
+    tries
+        .into_iter()
+        .filter(|&(_, _, wanted)| wanted)
+        .find_map(|(i, v, _)| Opcode::lookup(transport, operation, pos, i, v))
+        .unwrap_or(Opcode::RC_SEND_ONLY)
+}
+
+fn operation(op: OpKind) -> Operation {
+    match op {
+        OpKind::Send => Operation::Send,
+        OpKind::Write => Operation::RdmaWrite,
+        OpKind::Read => Operation::ReadRequest,
+        OpKind::CmpSwap => Operation::CompareSwap,
+        OpKind::FetchAdd => Operation::FetchAdd,
+    }
 }
 
 fn position(k: u32, n: u32) -> Position {

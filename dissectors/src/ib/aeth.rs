@@ -9,6 +9,7 @@
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
+use crate::visit::{Value, Visitor, byte, span};
 
 mod field {
     use crate::field::Field;
@@ -228,6 +229,39 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn msn(&self) -> u32 {
         let b = &self.b()[field::MSN];
         u32::from_be_bytes([0, b[0], b[1], b[2]])
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The header's fields for the field tree: the syndrome, what it means, and the MSN.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let syn = byte(offset, field::SYNDROME);
+        let syndrome = self.syndrome();
+        let raw = Value::Hex(u64::from(syndrome.0), 2);
+        v.field("syndrome", "Syndrome", raw, syn.clone());
+        let kind = syndrome.kind();
+        v.field("kind", "Kind", Value::Str(kind.name()), syn.clone());
+        match kind {
+            AethKind::Ack { credit_code } => {
+                let credit = Value::Uint(u64::from(credit_code));
+                v.field("credit", "Credit Code", credit, syn);
+            }
+            AethKind::RnrNak { timer_code } => {
+                let us = Value::Uint(u64::from(rnr_timer_us(timer_code)));
+                v.field("timer_us", "RNR Timer (us)", us, syn);
+            }
+            AethKind::Nak(code) => {
+                v.field("nak_code", "NAK Code", Value::Uint(u64::from(code.0)), syn);
+            }
+            AethKind::Reserved => {}
+        }
+        let msn = Value::Uint(u64::from(self.msn()));
+        v.field(
+            "msn",
+            "Message Sequence Number",
+            msn,
+            span(offset, field::MSN),
+        );
     }
 }
 

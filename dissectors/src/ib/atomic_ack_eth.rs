@@ -6,6 +6,7 @@
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
+use crate::visit::{Value, Visitor, span};
 
 mod field {
     use crate::field::Field;
@@ -51,6 +52,15 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn orig_remote_data(&self) -> u64 {
         let b = &self.b()[field::ORIG_REMOTE_DATA];
         u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let orig = Value::Hex(self.orig_remote_data(), 16);
+        let at = span(offset, field::ORIG_REMOTE_DATA);
+        v.field("orig", "Original Remote Data", orig, at);
     }
 }
 

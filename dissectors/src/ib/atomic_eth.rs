@@ -8,6 +8,7 @@
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
+use crate::visit::{Value, Visitor, span};
 
 mod field {
     use crate::field::Field;
@@ -76,6 +77,29 @@ impl<T: AsRef<[u8]>> Header<T> {
     #[must_use]
     pub fn compare(&self) -> u64 {
         be64(&self.b()[field::COMPARE])
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        v.field(
+            "va",
+            "Virtual Address",
+            Value::Hex(self.va(), 16),
+            span(offset, field::VA),
+        );
+        let rkey = Value::Hex(u64::from(self.rkey()), 8);
+        v.field("rkey", "Remote Key", rkey, span(offset, field::RKEY));
+        let swap = Value::Hex(self.swap_add(), 16);
+        v.field(
+            "swap_add",
+            "Swap (or Add) Data",
+            swap,
+            span(offset, field::SWAP_ADD),
+        );
+        let cmp = Value::Hex(self.compare(), 16);
+        v.field("compare", "Compare Data", cmp, span(offset, field::COMPARE));
     }
 }
 

@@ -7,8 +7,10 @@
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
-use crate::ib::opcode::Opcode;
+use crate::ib::opcode::OpcodeName;
+use crate::ib::opcode::{Opcode, OpcodeInfo};
 use crate::ib::psn::{Psn, Qpn};
+use crate::visit::{Value, Visitor, byte, span};
 
 mod field {
     use crate::field::Field;
@@ -123,6 +125,72 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn psn(&self) -> Psn {
         let b = &self.b()[field::PSN];
         Psn::from_be_bytes24([b[0], b[1], b[2]])
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let op = byte(offset, field::OPCODE);
+        v.field(
+            "opcode",
+            "Opcode",
+            Value::Uint(u64::from(self.opcode().0)),
+            op.clone(),
+        );
+        let mut name = OpcodeName::default();
+        v.field(
+            "opcode_name",
+            "Opcode Name",
+            Value::Str(name.of(self.opcode())),
+            op,
+        );
+        let flags = byte(offset, field::FLAGS);
+        let se = Value::Bool(self.solicited_event());
+        v.field("se", "Solicited Event", se, flags.clone());
+        v.field("m", "MigReq", Value::Bool(self.mig_req()), flags.clone());
+        let pad = Value::Uint(u64::from(self.pad_count()));
+        v.field("padcnt", "Pad Count", pad, flags.clone());
+        let tver = Value::Uint(u64::from(self.tver()));
+        v.field("tver", "Transport Header Version", tver, flags);
+        let pkey = Value::Hex(u64::from(self.pkey()), 4);
+        v.field("pkey", "Partition Key", pkey, span(offset, field::PKEY));
+        let fb = byte(offset, field::FECN_BECN);
+        v.field("fecn", "FECN", Value::Bool(self.fecn()), fb.clone());
+        v.field("becn", "BECN", Value::Bool(self.becn()), fb);
+        let qp = Value::Hex(u64::from(self.dest_qp().value()), 6);
+        v.field(
+            "destqp",
+            "Destination Queue Pair",
+            qp,
+            span(offset, field::DEST_QP),
+        );
+        let a = Value::Bool(self.ack_req());
+        v.field(
+            "ackreq",
+            "Acknowledge Request",
+            a,
+            byte(offset, field::ACK_REQ),
+        );
+        let psn = Value::Uint(u64::from(self.psn().value()));
+        v.field(
+            "psn",
+            "Packet Sequence Number",
+            psn,
+            span(offset, field::PSN),
+        );
+    }
+}
+
+impl OpcodeInfo {
+    /// BTH plus extension headers, in bytes; `None` for an unknown layout. (Here rather
+    /// than with the table, so that the table does not depend on the BTH.)
+    #[must_use]
+    pub const fn header_bytes(&self) -> Option<usize> {
+        match self.headers {
+            None => None,
+            Some(_) => Some(HEADER_LEN + self.ext_len as usize),
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
 use crate::ib::psn::Qpn;
+use crate::visit::{Value, Visitor, span};
 
 mod field {
     use crate::field::Field;
@@ -67,6 +68,21 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn src_qp(&self) -> Qpn {
         let b = &self.b()[field::SRC_QP];
         Qpn::from_be_bytes24([b[0], b[1], b[2]])
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let qkey = Value::Hex(u64::from(self.qkey()), 8);
+        v.field("qkey", "Queue Key", qkey, span(offset, field::QKEY));
+        let src = Value::Hex(u64::from(self.src_qp().value()), 6);
+        v.field(
+            "srcqp",
+            "Source Queue Pair",
+            src,
+            span(offset, field::SRC_QP),
+        );
     }
 }
 

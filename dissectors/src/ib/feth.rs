@@ -8,11 +8,14 @@
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
+use crate::visit::{Value, Visitor, byte};
 
 mod field {
     use crate::field::Field;
     /// Reserved (26) | SelectivityLevel (5..4) | PlacementType (3..0), big-endian
     pub const WORD: Field = 0..4;
+    /// The low byte: SelectivityLevel and PlacementType
+    pub const PLT_SEL: usize = 3;
 }
 
 pub const HEADER_LEN: usize = field::WORD.end;
@@ -73,6 +76,17 @@ impl<T: AsRef<[u8]>> Header<T> {
     #[must_use]
     pub fn reserved(&self) -> u32 {
         self.word() & RESERVED_MASK
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let low = byte(offset, field::PLT_SEL);
+        let plt = Value::Uint(u64::from(self.placement_type()));
+        v.field("plt", "Placement Type", plt, low.clone());
+        let sel = Value::Uint(u64::from(self.selectivity_level()));
+        v.field("sel", "Selectivity Level", sel, low);
     }
 }
 

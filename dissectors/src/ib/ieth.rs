@@ -5,6 +5,7 @@
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
+use crate::visit::{Value, Visitor, span};
 
 mod field {
     use crate::field::Field;
@@ -50,6 +51,14 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn rkey(&self) -> u32 {
         let b = &self.b()[field::RKEY];
         u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The header as one field of the field tree (it carries a single value).
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let rkey = Value::Hex(u64::from(self.rkey()), 8);
+        v.field("ieth", "Invalidate R_Key", rkey, span(offset, field::RKEY));
     }
 }
 

@@ -8,6 +8,7 @@
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
+use crate::visit::{Value, Visitor, span};
 
 mod field {
     use crate::field::Field;
@@ -53,6 +54,19 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn imm_data(&self) -> u32 {
         let b = &self.b()[field::IMM_DATA];
         u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The header as one field of the field tree (it carries a single value).
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let imm = Value::Hex(u64::from(self.imm_data()), 8);
+        v.field(
+            "immdt",
+            "Immediate Data",
+            imm,
+            span(offset, field::IMM_DATA),
+        );
     }
 }
 

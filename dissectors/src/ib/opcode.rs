@@ -67,19 +67,24 @@ pub enum ExtHeader {
 }
 
 impl ExtHeader {
-    /// Size on the wire in bytes.
+    /// Size on the wire in bytes (each header module's own `HEADER_LEN`).
     #[must_use]
     pub const fn wire_len(self) -> usize {
+        use crate::ib::{
+            aeth, atomic_ack_eth, atomic_eth, cnp, deth, feth, ieth, immdt, rdeth, reth, xrceth,
+        };
         match self {
-            ExtHeader::Rdeth
-            | ExtHeader::XrcEth
-            | ExtHeader::Aeth
-            | ExtHeader::ImmDt
-            | ExtHeader::Ieth
-            | ExtHeader::Feth => 4,
-            ExtHeader::Deth | ExtHeader::AtomicAckEth => 8,
-            ExtHeader::Reth | ExtHeader::CnpPad => 16,
-            ExtHeader::AtomicEth => 28,
+            ExtHeader::Rdeth => rdeth::HEADER_LEN,
+            ExtHeader::Deth => deth::HEADER_LEN,
+            ExtHeader::XrcEth => xrceth::HEADER_LEN,
+            ExtHeader::Reth => reth::HEADER_LEN,
+            ExtHeader::AtomicEth => atomic_eth::HEADER_LEN,
+            ExtHeader::Aeth => aeth::HEADER_LEN,
+            ExtHeader::AtomicAckEth => atomic_ack_eth::HEADER_LEN,
+            ExtHeader::ImmDt => immdt::HEADER_LEN,
+            ExtHeader::Ieth => ieth::HEADER_LEN,
+            ExtHeader::Feth => feth::HEADER_LEN,
+            ExtHeader::CnpPad => cnp::HEADER_LEN,
         }
     }
 
@@ -191,25 +196,6 @@ pub struct OpcodeInfo {
     pub ext_len: u8,
 }
 
-impl OpcodeInfo {
-    /// BTH plus extension headers, in bytes; `None` for an unknown layout.
-    #[must_use]
-    pub const fn header_bytes(&self) -> Option<usize> {
-        match self.headers {
-            None => None,
-            Some(list) => {
-                let mut n = crate::ib::bth::HEADER_LEN;
-                let mut i = 0;
-                while i < list.len() {
-                    n += list[i].wire_len();
-                    i += 1;
-                }
-                Some(n)
-            }
-        }
-    }
-}
-
 impl Opcode {
     /// The transport of the top three bits.
     #[must_use]
@@ -260,6 +246,82 @@ impl fmt::Display for Opcode {
         }
     }
 }
+
+/// Formats an opcode's name, `UNKNOWN(0xNN)` for one outside the table, without allocating.
+#[derive(Debug, Default)]
+pub struct OpcodeName {
+    buf: [u8; 13],
+}
+
+impl OpcodeName {
+    pub fn of(&mut self, opcode: Opcode) -> &str {
+        if let Some(name) = opcode.name() {
+            return name;
+        }
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        self.buf = *b"UNKNOWN(0x00)";
+        self.buf[10] = HEX[usize::from(opcode.0 >> 4)];
+        self.buf[11] = HEX[usize::from(opcode.0 & 0xF)];
+        core::str::from_utf8(&self.buf).unwrap_or("UNKNOWN")
+    }
+}
+
+impl Opcode {
+    /// The opcode that does `operation` at `position` of a message on `transport`, with
+    /// immediate data or an invalidate R_Key as asked: the table read backwards (what a
+    /// sender needs). `None` where the table has no such row.
+    #[must_use]
+    pub fn lookup(
+        transport: Transport,
+        operation: Operation,
+        position: Position,
+        immediate: bool,
+        invalidate: bool,
+    ) -> Option<Opcode> {
+        let key = lookup_key(transport, operation, position, immediate, invalidate);
+        match LOOKUP[key] {
+            NONE => None,
+            i => Some(ROWS[usize::from(i)].opcode),
+        }
+    }
+}
+
+/// Index of a (transport, operation, position, imm, inval) combination in [`LOOKUP`].
+const fn lookup_key(
+    transport: Transport,
+    operation: Operation,
+    position: Position,
+    immediate: bool,
+    invalidate: bool,
+) -> usize {
+    ((transport as usize) << 8)
+        | ((operation as usize) << 4)
+        | ((position as usize) << 2)
+        | ((immediate as usize) << 1)
+        | invalidate as usize
+}
+
+/// `lookup_key` -> index into `ROWS` (or `NONE`), built at compile time from the table.
+static LOOKUP: [u8; 8 << 8] = {
+    let mut lookup = [NONE; 8 << 8];
+    let mut i = 0;
+    while i < ROWS.len() {
+        let r = &ROWS[i];
+        let key = lookup_key(
+            r.opcode.transport(),
+            r.operation,
+            r.position,
+            r.immediate,
+            r.invalidate,
+        );
+        #[allow(clippy::cast_possible_truncation)] // ROWS has fewer than 255 entries
+        {
+            lookup[key] = i as u8;
+        }
+        i += 1;
+    }
+    lookup
+};
 
 use ExtHeader::{
     Aeth, AtomicAckEth, AtomicEth, CnpPad, Deth, Feth, Ieth, ImmDt, Rdeth, Reth, XrcEth,
@@ -317,817 +379,121 @@ static INDEX: [u8; 256] = {
     index
 };
 
-// generated from protocol.md §2.3 by a one-off script; edit by hand from now on
-impl Opcode {
-    pub const RC_SEND_FIRST: Opcode = Opcode(0x00);
-    pub const RC_SEND_MIDDLE: Opcode = Opcode(0x01);
-    pub const RC_SEND_LAST: Opcode = Opcode(0x02);
-    pub const RC_SEND_LAST_WITH_IMMEDIATE: Opcode = Opcode(0x03);
-    pub const RC_SEND_ONLY: Opcode = Opcode(0x04);
-    pub const RC_SEND_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x05);
-    pub const RC_RDMA_WRITE_FIRST: Opcode = Opcode(0x06);
-    pub const RC_RDMA_WRITE_MIDDLE: Opcode = Opcode(0x07);
-    pub const RC_RDMA_WRITE_LAST: Opcode = Opcode(0x08);
-    pub const RC_RDMA_WRITE_LAST_WITH_IMMEDIATE: Opcode = Opcode(0x09);
-    pub const RC_RDMA_WRITE_ONLY: Opcode = Opcode(0x0A);
-    pub const RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x0B);
-    pub const RC_RDMA_READ_REQUEST: Opcode = Opcode(0x0C);
-    pub const RC_RDMA_READ_RESPONSE_FIRST: Opcode = Opcode(0x0D);
-    pub const RC_RDMA_READ_RESPONSE_MIDDLE: Opcode = Opcode(0x0E);
-    pub const RC_RDMA_READ_RESPONSE_LAST: Opcode = Opcode(0x0F);
-    pub const RC_RDMA_READ_RESPONSE_ONLY: Opcode = Opcode(0x10);
-    pub const RC_ACKNOWLEDGE: Opcode = Opcode(0x11);
-    pub const RC_ATOMIC_ACKNOWLEDGE: Opcode = Opcode(0x12);
-    pub const RC_COMPARE_SWAP: Opcode = Opcode(0x13);
-    pub const RC_FETCH_ADD: Opcode = Opcode(0x14);
-    pub const RC_SEND_LAST_WITH_INVALIDATE: Opcode = Opcode(0x16);
-    pub const RC_SEND_ONLY_WITH_INVALIDATE: Opcode = Opcode(0x17);
-    pub const RC_FLUSH: Opcode = Opcode(0x1C);
-    pub const RC_ATOMIC_WRITE: Opcode = Opcode(0x1D);
-    pub const UC_SEND_FIRST: Opcode = Opcode(0x20);
-    pub const UC_SEND_MIDDLE: Opcode = Opcode(0x21);
-    pub const UC_SEND_LAST: Opcode = Opcode(0x22);
-    pub const UC_SEND_LAST_WITH_IMMEDIATE: Opcode = Opcode(0x23);
-    pub const UC_SEND_ONLY: Opcode = Opcode(0x24);
-    pub const UC_SEND_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x25);
-    pub const UC_RDMA_WRITE_FIRST: Opcode = Opcode(0x26);
-    pub const UC_RDMA_WRITE_MIDDLE: Opcode = Opcode(0x27);
-    pub const UC_RDMA_WRITE_LAST: Opcode = Opcode(0x28);
-    pub const UC_RDMA_WRITE_LAST_WITH_IMMEDIATE: Opcode = Opcode(0x29);
-    pub const UC_RDMA_WRITE_ONLY: Opcode = Opcode(0x2A);
-    pub const UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x2B);
-    pub const RD_SEND_FIRST: Opcode = Opcode(0x40);
-    pub const RD_SEND_MIDDLE: Opcode = Opcode(0x41);
-    pub const RD_SEND_LAST: Opcode = Opcode(0x42);
-    pub const RD_SEND_LAST_WITH_IMMEDIATE: Opcode = Opcode(0x43);
-    pub const RD_SEND_ONLY: Opcode = Opcode(0x44);
-    pub const RD_SEND_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x45);
-    pub const RD_RDMA_WRITE_FIRST: Opcode = Opcode(0x46);
-    pub const RD_RDMA_WRITE_MIDDLE: Opcode = Opcode(0x47);
-    pub const RD_RDMA_WRITE_LAST: Opcode = Opcode(0x48);
-    pub const RD_RDMA_WRITE_LAST_WITH_IMMEDIATE: Opcode = Opcode(0x49);
-    pub const RD_RDMA_WRITE_ONLY: Opcode = Opcode(0x4A);
-    pub const RD_RDMA_WRITE_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x4B);
-    pub const RD_RDMA_READ_REQUEST: Opcode = Opcode(0x4C);
-    pub const RD_RDMA_READ_RESPONSE_FIRST: Opcode = Opcode(0x4D);
-    pub const RD_RDMA_READ_RESPONSE_MIDDLE: Opcode = Opcode(0x4E);
-    pub const RD_RDMA_READ_RESPONSE_LAST: Opcode = Opcode(0x4F);
-    pub const RD_RDMA_READ_RESPONSE_ONLY: Opcode = Opcode(0x50);
-    pub const RD_ACKNOWLEDGE: Opcode = Opcode(0x51);
-    pub const RD_ATOMIC_ACKNOWLEDGE: Opcode = Opcode(0x52);
-    pub const RD_COMPARE_SWAP: Opcode = Opcode(0x53);
-    pub const RD_FETCH_ADD: Opcode = Opcode(0x54);
-    pub const RD_RESYNC: Opcode = Opcode(0x55);
-    pub const RD_FLUSH: Opcode = Opcode(0x5C);
-    pub const RD_ATOMIC_WRITE: Opcode = Opcode(0x5D);
-    pub const UD_SEND_ONLY: Opcode = Opcode(0x64);
-    pub const UD_SEND_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0x65);
-    pub const CNP: Opcode = Opcode(0x81);
-    pub const XRC_SEND_FIRST: Opcode = Opcode(0xA0);
-    pub const XRC_SEND_MIDDLE: Opcode = Opcode(0xA1);
-    pub const XRC_SEND_LAST: Opcode = Opcode(0xA2);
-    pub const XRC_SEND_LAST_WITH_IMMEDIATE: Opcode = Opcode(0xA3);
-    pub const XRC_SEND_ONLY: Opcode = Opcode(0xA4);
-    pub const XRC_SEND_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0xA5);
-    pub const XRC_RDMA_WRITE_FIRST: Opcode = Opcode(0xA6);
-    pub const XRC_RDMA_WRITE_MIDDLE: Opcode = Opcode(0xA7);
-    pub const XRC_RDMA_WRITE_LAST: Opcode = Opcode(0xA8);
-    pub const XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE: Opcode = Opcode(0xA9);
-    pub const XRC_RDMA_WRITE_ONLY: Opcode = Opcode(0xAA);
-    pub const XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE: Opcode = Opcode(0xAB);
-    pub const XRC_RDMA_READ_REQUEST: Opcode = Opcode(0xAC);
-    pub const XRC_RDMA_READ_RESPONSE_FIRST: Opcode = Opcode(0xAD);
-    pub const XRC_RDMA_READ_RESPONSE_MIDDLE: Opcode = Opcode(0xAE);
-    pub const XRC_RDMA_READ_RESPONSE_LAST: Opcode = Opcode(0xAF);
-    pub const XRC_RDMA_READ_RESPONSE_ONLY: Opcode = Opcode(0xB0);
-    pub const XRC_ACKNOWLEDGE: Opcode = Opcode(0xB1);
-    pub const XRC_ATOMIC_ACKNOWLEDGE: Opcode = Opcode(0xB2);
-    pub const XRC_COMPARE_SWAP: Opcode = Opcode(0xB3);
-    pub const XRC_FETCH_ADD: Opcode = Opcode(0xB4);
-    pub const XRC_SEND_LAST_WITH_INVALIDATE: Opcode = Opcode(0xB6);
-    pub const XRC_SEND_ONLY_WITH_INVALIDATE: Opcode = Opcode(0xB7);
+/// The table, one line per opcode: value, name (also the `Opcode` constant), operation,
+/// position, the extension headers after the BTH in wire order (`?` where no primary source
+/// gives the layout), and `imm` / `inval` for opcodes with immediate data or an invalidate.
+macro_rules! opcode_table {
+    ($($code:literal $name:ident $op:ident $pos:ident $layout:tt $($flag:ident)?;)*) => {
+        impl Opcode {
+            $(pub const $name: Opcode = Opcode($code);)*
+        }
+        const ROWS: &[OpcodeInfo] = &[$(row(
+            $code,
+            stringify!($name),
+            $op,
+            $pos,
+            opcode_table!(@layout $layout),
+            opcode_table!(@flag imm $($flag)?),
+            opcode_table!(@flag inval $($flag)?),
+        )),*];
+    };
+    (@layout ?) => { None };
+    (@layout [$($h:ident),*]) => { Some(&[$($h),*]) };
+    (@flag imm imm) => { true };
+    (@flag inval inval) => { true };
+    (@flag $want:ident $($other:ident)?) => { false };
 }
-const ROWS: [OpcodeInfo; 87] = [
-    row(0x00, "RC_SEND_FIRST", Send, First, Some(&[]), false, false),
-    row(
-        0x01,
-        "RC_SEND_MIDDLE",
-        Send,
-        Middle,
-        Some(&[]),
-        false,
-        false,
-    ),
-    row(0x02, "RC_SEND_LAST", Send, Last, Some(&[]), false, false),
-    row(
-        0x03,
-        "RC_SEND_LAST_WITH_IMMEDIATE",
-        Send,
-        Last,
-        Some(&[ImmDt]),
-        true,
-        false,
-    ),
-    row(0x04, "RC_SEND_ONLY", Send, Only, Some(&[]), false, false),
-    row(
-        0x05,
-        "RC_SEND_ONLY_WITH_IMMEDIATE",
-        Send,
-        Only,
-        Some(&[ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0x06,
-        "RC_RDMA_WRITE_FIRST",
-        RdmaWrite,
-        First,
-        Some(&[Reth]),
-        false,
-        false,
-    ),
-    row(
-        0x07,
-        "RC_RDMA_WRITE_MIDDLE",
-        RdmaWrite,
-        Middle,
-        Some(&[]),
-        false,
-        false,
-    ),
-    row(
-        0x08,
-        "RC_RDMA_WRITE_LAST",
-        RdmaWrite,
-        Last,
-        Some(&[]),
-        false,
-        false,
-    ),
-    row(
-        0x09,
-        "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
-        RdmaWrite,
-        Last,
-        Some(&[ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0x0A,
-        "RC_RDMA_WRITE_ONLY",
-        RdmaWrite,
-        Only,
-        Some(&[Reth]),
-        false,
-        false,
-    ),
-    row(
-        0x0B,
-        "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
-        RdmaWrite,
-        Only,
-        Some(&[Reth, ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0x0C,
-        "RC_RDMA_READ_REQUEST",
-        ReadRequest,
-        Only,
-        Some(&[Reth]),
-        false,
-        false,
-    ),
-    row(
-        0x0D,
-        "RC_RDMA_READ_RESPONSE_FIRST",
-        ReadResponse,
-        First,
-        Some(&[Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0x0E,
-        "RC_RDMA_READ_RESPONSE_MIDDLE",
-        ReadResponse,
-        Middle,
-        Some(&[]),
-        false,
-        false,
-    ),
-    row(
-        0x0F,
-        "RC_RDMA_READ_RESPONSE_LAST",
-        ReadResponse,
-        Last,
-        Some(&[Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0x10,
-        "RC_RDMA_READ_RESPONSE_ONLY",
-        ReadResponse,
-        Only,
-        Some(&[Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0x11,
-        "RC_ACKNOWLEDGE",
-        Acknowledge,
-        Only,
-        Some(&[Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0x12,
-        "RC_ATOMIC_ACKNOWLEDGE",
-        AtomicAcknowledge,
-        Only,
-        Some(&[Aeth, AtomicAckEth]),
-        false,
-        false,
-    ),
-    row(
-        0x13,
-        "RC_COMPARE_SWAP",
-        CompareSwap,
-        Only,
-        Some(&[AtomicEth]),
-        false,
-        false,
-    ),
-    row(
-        0x14,
-        "RC_FETCH_ADD",
-        FetchAdd,
-        Only,
-        Some(&[AtomicEth]),
-        false,
-        false,
-    ),
-    row(
-        0x16,
-        "RC_SEND_LAST_WITH_INVALIDATE",
-        Send,
-        Last,
-        Some(&[Ieth]),
-        false,
-        true,
-    ),
-    row(
-        0x17,
-        "RC_SEND_ONLY_WITH_INVALIDATE",
-        Send,
-        Only,
-        Some(&[Ieth]),
-        false,
-        true,
-    ),
-    row(
-        0x1C,
-        "RC_FLUSH",
-        Flush,
-        Only,
-        Some(&[Feth, Reth]),
-        false,
-        false,
-    ),
-    row(
-        0x1D,
-        "RC_ATOMIC_WRITE",
-        AtomicWrite,
-        Only,
-        Some(&[Reth]),
-        false,
-        false,
-    ),
-    row(0x20, "UC_SEND_FIRST", Send, First, Some(&[]), false, false),
-    row(
-        0x21,
-        "UC_SEND_MIDDLE",
-        Send,
-        Middle,
-        Some(&[]),
-        false,
-        false,
-    ),
-    row(0x22, "UC_SEND_LAST", Send, Last, Some(&[]), false, false),
-    row(
-        0x23,
-        "UC_SEND_LAST_WITH_IMMEDIATE",
-        Send,
-        Last,
-        Some(&[ImmDt]),
-        true,
-        false,
-    ),
-    row(0x24, "UC_SEND_ONLY", Send, Only, Some(&[]), false, false),
-    row(
-        0x25,
-        "UC_SEND_ONLY_WITH_IMMEDIATE",
-        Send,
-        Only,
-        Some(&[ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0x26,
-        "UC_RDMA_WRITE_FIRST",
-        RdmaWrite,
-        First,
-        Some(&[Reth]),
-        false,
-        false,
-    ),
-    row(
-        0x27,
-        "UC_RDMA_WRITE_MIDDLE",
-        RdmaWrite,
-        Middle,
-        Some(&[]),
-        false,
-        false,
-    ),
-    row(
-        0x28,
-        "UC_RDMA_WRITE_LAST",
-        RdmaWrite,
-        Last,
-        Some(&[]),
-        false,
-        false,
-    ),
-    row(
-        0x29,
-        "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
-        RdmaWrite,
-        Last,
-        Some(&[ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0x2A,
-        "UC_RDMA_WRITE_ONLY",
-        RdmaWrite,
-        Only,
-        Some(&[Reth]),
-        false,
-        false,
-    ),
-    row(
-        0x2B,
-        "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
-        RdmaWrite,
-        Only,
-        Some(&[Reth, ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0x40,
-        "RD_SEND_FIRST",
-        Send,
-        First,
-        Some(&[Rdeth, Deth]),
-        false,
-        false,
-    ),
-    row(
-        0x41,
-        "RD_SEND_MIDDLE",
-        Send,
-        Middle,
-        Some(&[Rdeth, Deth]),
-        false,
-        false,
-    ),
-    row(
-        0x42,
-        "RD_SEND_LAST",
-        Send,
-        Last,
-        Some(&[Rdeth, Deth]),
-        false,
-        false,
-    ),
-    row(
-        0x43,
-        "RD_SEND_LAST_WITH_IMMEDIATE",
-        Send,
-        Last,
-        Some(&[Rdeth, Deth, ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0x44,
-        "RD_SEND_ONLY",
-        Send,
-        Only,
-        Some(&[Rdeth, Deth]),
-        false,
-        false,
-    ),
-    row(
-        0x45,
-        "RD_SEND_ONLY_WITH_IMMEDIATE",
-        Send,
-        Only,
-        Some(&[Rdeth, Deth, ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0x46,
-        "RD_RDMA_WRITE_FIRST",
-        RdmaWrite,
-        First,
-        Some(&[Rdeth, Deth, Reth]),
-        false,
-        false,
-    ),
-    row(
-        0x47,
-        "RD_RDMA_WRITE_MIDDLE",
-        RdmaWrite,
-        Middle,
-        Some(&[Rdeth, Deth]),
-        false,
-        false,
-    ),
-    row(
-        0x48,
-        "RD_RDMA_WRITE_LAST",
-        RdmaWrite,
-        Last,
-        Some(&[Rdeth, Deth]),
-        false,
-        false,
-    ),
-    row(
-        0x49,
-        "RD_RDMA_WRITE_LAST_WITH_IMMEDIATE",
-        RdmaWrite,
-        Last,
-        Some(&[Rdeth, Deth, ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0x4A,
-        "RD_RDMA_WRITE_ONLY",
-        RdmaWrite,
-        Only,
-        Some(&[Rdeth, Deth, Reth]),
-        false,
-        false,
-    ),
-    row(
-        0x4B,
-        "RD_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
-        RdmaWrite,
-        Only,
-        Some(&[Rdeth, Deth, Reth, ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0x4C,
-        "RD_RDMA_READ_REQUEST",
-        ReadRequest,
-        Only,
-        Some(&[Rdeth, Deth, Reth]),
-        false,
-        false,
-    ),
-    row(
-        0x4D,
-        "RD_RDMA_READ_RESPONSE_FIRST",
-        ReadResponse,
-        First,
-        Some(&[Rdeth, Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0x4E,
-        "RD_RDMA_READ_RESPONSE_MIDDLE",
-        ReadResponse,
-        Middle,
-        Some(&[Rdeth]),
-        false,
-        false,
-    ),
-    row(
-        0x4F,
-        "RD_RDMA_READ_RESPONSE_LAST",
-        ReadResponse,
-        Last,
-        Some(&[Rdeth, Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0x50,
-        "RD_RDMA_READ_RESPONSE_ONLY",
-        ReadResponse,
-        Only,
-        Some(&[Rdeth, Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0x51,
-        "RD_ACKNOWLEDGE",
-        Acknowledge,
-        Only,
-        Some(&[Rdeth, Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0x52,
-        "RD_ATOMIC_ACKNOWLEDGE",
-        AtomicAcknowledge,
-        Only,
-        Some(&[Rdeth, Aeth, AtomicAckEth]),
-        false,
-        false,
-    ),
-    row(
-        0x53,
-        "RD_COMPARE_SWAP",
-        CompareSwap,
-        Only,
-        Some(&[Rdeth, Deth, AtomicEth]),
-        false,
-        false,
-    ),
-    row(
-        0x54,
-        "RD_FETCH_ADD",
-        FetchAdd,
-        Only,
-        Some(&[Rdeth, Deth, AtomicEth]),
-        false,
-        false,
-    ),
-    row(
-        0x55,
-        "RD_RESYNC",
-        Resync,
-        Only,
-        Some(&[Rdeth, Deth]),
-        false,
-        false,
-    ),
-    row(0x5C, "RD_FLUSH", Flush, Only, None, false, false),
-    row(
-        0x5D,
-        "RD_ATOMIC_WRITE",
-        AtomicWrite,
-        Only,
-        None,
-        false,
-        false,
-    ),
-    row(
-        0x64,
-        "UD_SEND_ONLY",
-        Send,
-        Only,
-        Some(&[Deth]),
-        false,
-        false,
-    ),
-    row(
-        0x65,
-        "UD_SEND_ONLY_WITH_IMMEDIATE",
-        Send,
-        Only,
-        Some(&[Deth, ImmDt]),
-        true,
-        false,
-    ),
-    row(0x81, "CNP", Cnp, Only, Some(&[CnpPad]), false, false),
-    row(
-        0xA0,
-        "XRC_SEND_FIRST",
-        Send,
-        First,
-        Some(&[XrcEth]),
-        false,
-        false,
-    ),
-    row(
-        0xA1,
-        "XRC_SEND_MIDDLE",
-        Send,
-        Middle,
-        Some(&[XrcEth]),
-        false,
-        false,
-    ),
-    row(
-        0xA2,
-        "XRC_SEND_LAST",
-        Send,
-        Last,
-        Some(&[XrcEth]),
-        false,
-        false,
-    ),
-    row(
-        0xA3,
-        "XRC_SEND_LAST_WITH_IMMEDIATE",
-        Send,
-        Last,
-        Some(&[XrcEth, ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0xA4,
-        "XRC_SEND_ONLY",
-        Send,
-        Only,
-        Some(&[XrcEth]),
-        false,
-        false,
-    ),
-    row(
-        0xA5,
-        "XRC_SEND_ONLY_WITH_IMMEDIATE",
-        Send,
-        Only,
-        Some(&[XrcEth, ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0xA6,
-        "XRC_RDMA_WRITE_FIRST",
-        RdmaWrite,
-        First,
-        Some(&[XrcEth, Reth]),
-        false,
-        false,
-    ),
-    row(
-        0xA7,
-        "XRC_RDMA_WRITE_MIDDLE",
-        RdmaWrite,
-        Middle,
-        Some(&[XrcEth]),
-        false,
-        false,
-    ),
-    row(
-        0xA8,
-        "XRC_RDMA_WRITE_LAST",
-        RdmaWrite,
-        Last,
-        Some(&[XrcEth]),
-        false,
-        false,
-    ),
-    row(
-        0xA9,
-        "XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
-        RdmaWrite,
-        Last,
-        Some(&[XrcEth, ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0xAA,
-        "XRC_RDMA_WRITE_ONLY",
-        RdmaWrite,
-        Only,
-        Some(&[XrcEth, Reth]),
-        false,
-        false,
-    ),
-    row(
-        0xAB,
-        "XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
-        RdmaWrite,
-        Only,
-        Some(&[XrcEth, Reth, ImmDt]),
-        true,
-        false,
-    ),
-    row(
-        0xAC,
-        "XRC_RDMA_READ_REQUEST",
-        ReadRequest,
-        Only,
-        Some(&[XrcEth, Reth]),
-        false,
-        false,
-    ),
-    row(
-        0xAD,
-        "XRC_RDMA_READ_RESPONSE_FIRST",
-        ReadResponse,
-        First,
-        Some(&[Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0xAE,
-        "XRC_RDMA_READ_RESPONSE_MIDDLE",
-        ReadResponse,
-        Middle,
-        Some(&[]),
-        false,
-        false,
-    ),
-    row(
-        0xAF,
-        "XRC_RDMA_READ_RESPONSE_LAST",
-        ReadResponse,
-        Last,
-        Some(&[Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0xB0,
-        "XRC_RDMA_READ_RESPONSE_ONLY",
-        ReadResponse,
-        Only,
-        Some(&[Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0xB1,
-        "XRC_ACKNOWLEDGE",
-        Acknowledge,
-        Only,
-        Some(&[Aeth]),
-        false,
-        false,
-    ),
-    row(
-        0xB2,
-        "XRC_ATOMIC_ACKNOWLEDGE",
-        AtomicAcknowledge,
-        Only,
-        Some(&[Aeth, AtomicAckEth]),
-        false,
-        false,
-    ),
-    row(
-        0xB3,
-        "XRC_COMPARE_SWAP",
-        CompareSwap,
-        Only,
-        Some(&[XrcEth, AtomicEth]),
-        false,
-        false,
-    ),
-    row(
-        0xB4,
-        "XRC_FETCH_ADD",
-        FetchAdd,
-        Only,
-        Some(&[XrcEth, AtomicEth]),
-        false,
-        false,
-    ),
-    row(
-        0xB6,
-        "XRC_SEND_LAST_WITH_INVALIDATE",
-        Send,
-        Last,
-        Some(&[XrcEth, Ieth]),
-        false,
-        true,
-    ),
-    row(
-        0xB7,
-        "XRC_SEND_ONLY_WITH_INVALIDATE",
-        Send,
-        Only,
-        Some(&[XrcEth, Ieth]),
-        false,
-        true,
-    ),
-];
+
+// protocol.md §2.3
+opcode_table! {
+    0x00 RC_SEND_FIRST                        Send              First  [];
+    0x01 RC_SEND_MIDDLE                       Send              Middle [];
+    0x02 RC_SEND_LAST                         Send              Last   [];
+    0x03 RC_SEND_LAST_WITH_IMMEDIATE          Send              Last   [ImmDt] imm;
+    0x04 RC_SEND_ONLY                         Send              Only   [];
+    0x05 RC_SEND_ONLY_WITH_IMMEDIATE          Send              Only   [ImmDt] imm;
+    0x06 RC_RDMA_WRITE_FIRST                  RdmaWrite         First  [Reth];
+    0x07 RC_RDMA_WRITE_MIDDLE                 RdmaWrite         Middle [];
+    0x08 RC_RDMA_WRITE_LAST                   RdmaWrite         Last   [];
+    0x09 RC_RDMA_WRITE_LAST_WITH_IMMEDIATE    RdmaWrite         Last   [ImmDt] imm;
+    0x0A RC_RDMA_WRITE_ONLY                   RdmaWrite         Only   [Reth];
+    0x0B RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE    RdmaWrite         Only   [Reth, ImmDt] imm;
+    0x0C RC_RDMA_READ_REQUEST                 ReadRequest       Only   [Reth];
+    0x0D RC_RDMA_READ_RESPONSE_FIRST          ReadResponse      First  [Aeth];
+    0x0E RC_RDMA_READ_RESPONSE_MIDDLE         ReadResponse      Middle [];
+    0x0F RC_RDMA_READ_RESPONSE_LAST           ReadResponse      Last   [Aeth];
+    0x10 RC_RDMA_READ_RESPONSE_ONLY           ReadResponse      Only   [Aeth];
+    0x11 RC_ACKNOWLEDGE                       Acknowledge       Only   [Aeth];
+    0x12 RC_ATOMIC_ACKNOWLEDGE                AtomicAcknowledge Only   [Aeth, AtomicAckEth];
+    0x13 RC_COMPARE_SWAP                      CompareSwap       Only   [AtomicEth];
+    0x14 RC_FETCH_ADD                         FetchAdd          Only   [AtomicEth];
+    0x16 RC_SEND_LAST_WITH_INVALIDATE         Send              Last   [Ieth] inval;
+    0x17 RC_SEND_ONLY_WITH_INVALIDATE         Send              Only   [Ieth] inval;
+    0x1C RC_FLUSH                             Flush             Only   [Feth, Reth];
+    0x1D RC_ATOMIC_WRITE                      AtomicWrite       Only   [Reth];
+    0x20 UC_SEND_FIRST                        Send              First  [];
+    0x21 UC_SEND_MIDDLE                       Send              Middle [];
+    0x22 UC_SEND_LAST                         Send              Last   [];
+    0x23 UC_SEND_LAST_WITH_IMMEDIATE          Send              Last   [ImmDt] imm;
+    0x24 UC_SEND_ONLY                         Send              Only   [];
+    0x25 UC_SEND_ONLY_WITH_IMMEDIATE          Send              Only   [ImmDt] imm;
+    0x26 UC_RDMA_WRITE_FIRST                  RdmaWrite         First  [Reth];
+    0x27 UC_RDMA_WRITE_MIDDLE                 RdmaWrite         Middle [];
+    0x28 UC_RDMA_WRITE_LAST                   RdmaWrite         Last   [];
+    0x29 UC_RDMA_WRITE_LAST_WITH_IMMEDIATE    RdmaWrite         Last   [ImmDt] imm;
+    0x2A UC_RDMA_WRITE_ONLY                   RdmaWrite         Only   [Reth];
+    0x2B UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE    RdmaWrite         Only   [Reth, ImmDt] imm;
+    0x40 RD_SEND_FIRST                        Send              First  [Rdeth, Deth];
+    0x41 RD_SEND_MIDDLE                       Send              Middle [Rdeth, Deth];
+    0x42 RD_SEND_LAST                         Send              Last   [Rdeth, Deth];
+    0x43 RD_SEND_LAST_WITH_IMMEDIATE          Send              Last   [Rdeth, Deth, ImmDt] imm;
+    0x44 RD_SEND_ONLY                         Send              Only   [Rdeth, Deth];
+    0x45 RD_SEND_ONLY_WITH_IMMEDIATE          Send              Only   [Rdeth, Deth, ImmDt] imm;
+    0x46 RD_RDMA_WRITE_FIRST                  RdmaWrite         First  [Rdeth, Deth, Reth];
+    0x47 RD_RDMA_WRITE_MIDDLE                 RdmaWrite         Middle [Rdeth, Deth];
+    0x48 RD_RDMA_WRITE_LAST                   RdmaWrite         Last   [Rdeth, Deth];
+    0x49 RD_RDMA_WRITE_LAST_WITH_IMMEDIATE    RdmaWrite         Last   [Rdeth, Deth, ImmDt] imm;
+    0x4A RD_RDMA_WRITE_ONLY                   RdmaWrite         Only   [Rdeth, Deth, Reth];
+    0x4B RD_RDMA_WRITE_ONLY_WITH_IMMEDIATE    RdmaWrite         Only   [Rdeth, Deth, Reth, ImmDt] imm;
+    0x4C RD_RDMA_READ_REQUEST                 ReadRequest       Only   [Rdeth, Deth, Reth];
+    0x4D RD_RDMA_READ_RESPONSE_FIRST          ReadResponse      First  [Rdeth, Aeth];
+    0x4E RD_RDMA_READ_RESPONSE_MIDDLE         ReadResponse      Middle [Rdeth];
+    0x4F RD_RDMA_READ_RESPONSE_LAST           ReadResponse      Last   [Rdeth, Aeth];
+    0x50 RD_RDMA_READ_RESPONSE_ONLY           ReadResponse      Only   [Rdeth, Aeth];
+    0x51 RD_ACKNOWLEDGE                       Acknowledge       Only   [Rdeth, Aeth];
+    0x52 RD_ATOMIC_ACKNOWLEDGE                AtomicAcknowledge Only   [Rdeth, Aeth, AtomicAckEth];
+    0x53 RD_COMPARE_SWAP                      CompareSwap       Only   [Rdeth, Deth, AtomicEth];
+    0x54 RD_FETCH_ADD                         FetchAdd          Only   [Rdeth, Deth, AtomicEth];
+    0x55 RD_RESYNC                            Resync            Only   [Rdeth, Deth];
+    0x5C RD_FLUSH                             Flush             Only   ?;
+    0x5D RD_ATOMIC_WRITE                      AtomicWrite       Only   ?;
+    0x64 UD_SEND_ONLY                         Send              Only   [Deth];
+    0x65 UD_SEND_ONLY_WITH_IMMEDIATE          Send              Only   [Deth, ImmDt] imm;
+    0x81 CNP                                  Cnp               Only   [CnpPad];
+    0xA0 XRC_SEND_FIRST                       Send              First  [XrcEth];
+    0xA1 XRC_SEND_MIDDLE                      Send              Middle [XrcEth];
+    0xA2 XRC_SEND_LAST                        Send              Last   [XrcEth];
+    0xA3 XRC_SEND_LAST_WITH_IMMEDIATE         Send              Last   [XrcEth, ImmDt] imm;
+    0xA4 XRC_SEND_ONLY                        Send              Only   [XrcEth];
+    0xA5 XRC_SEND_ONLY_WITH_IMMEDIATE         Send              Only   [XrcEth, ImmDt] imm;
+    0xA6 XRC_RDMA_WRITE_FIRST                 RdmaWrite         First  [XrcEth, Reth];
+    0xA7 XRC_RDMA_WRITE_MIDDLE                RdmaWrite         Middle [XrcEth];
+    0xA8 XRC_RDMA_WRITE_LAST                  RdmaWrite         Last   [XrcEth];
+    0xA9 XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE   RdmaWrite         Last   [XrcEth, ImmDt] imm;
+    0xAA XRC_RDMA_WRITE_ONLY                  RdmaWrite         Only   [XrcEth, Reth];
+    0xAB XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE   RdmaWrite         Only   [XrcEth, Reth, ImmDt] imm;
+    0xAC XRC_RDMA_READ_REQUEST                ReadRequest       Only   [XrcEth, Reth];
+    0xAD XRC_RDMA_READ_RESPONSE_FIRST         ReadResponse      First  [Aeth];
+    0xAE XRC_RDMA_READ_RESPONSE_MIDDLE        ReadResponse      Middle [];
+    0xAF XRC_RDMA_READ_RESPONSE_LAST          ReadResponse      Last   [Aeth];
+    0xB0 XRC_RDMA_READ_RESPONSE_ONLY          ReadResponse      Only   [Aeth];
+    0xB1 XRC_ACKNOWLEDGE                      Acknowledge       Only   [Aeth];
+    0xB2 XRC_ATOMIC_ACKNOWLEDGE               AtomicAcknowledge Only   [Aeth, AtomicAckEth];
+    0xB3 XRC_COMPARE_SWAP                     CompareSwap       Only   [XrcEth, AtomicEth];
+    0xB4 XRC_FETCH_ADD                        FetchAdd          Only   [XrcEth, AtomicEth];
+    0xB6 XRC_SEND_LAST_WITH_INVALIDATE        Send              Last   [XrcEth, Ieth] inval;
+    0xB7 XRC_SEND_ONLY_WITH_INVALIDATE        Send              Only   [XrcEth, Ieth] inval;
+}
 
 #[cfg(test)]
 mod test {
@@ -1135,7 +501,7 @@ mod test {
 
     #[test]
     fn test_table_is_consistent() {
-        for row in &ROWS {
+        for row in ROWS {
             assert_eq!(Opcode(row.opcode.0).info(), Some(row));
             assert!(
                 row.name.starts_with(row.opcode.transport().name()),
@@ -1183,6 +549,40 @@ mod test {
         assert_eq!(Opcode(0x1F).to_string(), "UNKNOWN(0x1f)");
         assert_eq!(Opcode(0x81).to_string(), "CNP");
         assert_eq!(Opcode(0x5C).info().map(|i| i.headers), Some(None));
+    }
+
+    #[test]
+    fn test_lookup_reads_the_table_backwards() {
+        for row in ROWS {
+            let t = row.opcode.transport();
+            let found = Opcode::lookup(
+                t,
+                row.operation,
+                row.position,
+                row.immediate,
+                row.invalidate,
+            );
+            assert_eq!(found, Some(row.opcode), "{}", row.name);
+        }
+        let (rc, ud) = (Transport::Rc, Transport::Ud);
+        let write_first = Opcode::lookup(rc, Operation::RdmaWrite, Position::First, false, false);
+        assert_eq!(write_first, Some(Opcode::RC_RDMA_WRITE_FIRST));
+        let send_last_imm =
+            Opcode::lookup(Transport::Xrc, Operation::Send, Position::Last, true, false);
+        assert_eq!(send_last_imm, Some(Opcode::XRC_SEND_LAST_WITH_IMMEDIATE));
+        // no row: a UD WRITE, an RC READ request in the middle of a message, imm on a FIRST
+        assert_eq!(
+            Opcode::lookup(ud, Operation::RdmaWrite, Position::Only, false, false),
+            None
+        );
+        assert_eq!(
+            Opcode::lookup(rc, Operation::ReadRequest, Position::Middle, false, false),
+            None
+        );
+        assert_eq!(
+            Opcode::lookup(rc, Operation::Send, Position::First, true, false),
+            None
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
+use crate::visit::{Value, Visitor, span};
 
 mod field {
     use crate::field::Field;
@@ -61,6 +62,14 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn ee_context(&self) -> u32 {
         let b = &self.b()[field::EE_CONTEXT];
         u32::from_be_bytes([0, b[0], b[1], b[2]])
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let ee = Value::Hex(u64::from(self.ee_context()), 6);
+        v.field("eecnxt", "EE Context", ee, span(offset, field::EE_CONTEXT));
     }
 }
 

@@ -5,6 +5,7 @@
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
+use crate::visit::{Value, Visitor, span};
 
 mod field {
     use crate::field::Field;
@@ -66,6 +67,22 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn dma_len(&self) -> u32 {
         let b = &self.b()[field::DMA_LEN];
         u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        v.field(
+            "va",
+            "Virtual Address",
+            Value::Hex(self.va(), 16),
+            span(offset, field::VA),
+        );
+        let rkey = Value::Hex(u64::from(self.rkey()), 8);
+        v.field("rkey", "Remote Key", rkey, span(offset, field::RKEY));
+        let len = Value::Uint(u64::from(self.dma_len()));
+        v.field("dmalen", "DMA Length", len, span(offset, field::DMA_LEN));
     }
 }
 

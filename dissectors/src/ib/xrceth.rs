@@ -7,6 +7,7 @@
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
+use crate::visit::{Value, Visitor, span};
 
 mod field {
     use crate::field::Field;
@@ -62,6 +63,19 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn xrc_srqn(&self) -> u32 {
         let b = &self.b()[field::XRC_SRQN];
         u32::from_be_bytes([0, b[0], b[1], b[2]])
+    }
+}
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The header's fields for the field tree.
+    pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        let srqn = Value::Hex(u64::from(self.xrc_srqn()), 6);
+        v.field(
+            "srqn",
+            "XRC SRQ Number",
+            srqn,
+            span(offset, field::XRC_SRQN),
+        );
     }
 }
 
