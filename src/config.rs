@@ -1,16 +1,84 @@
-//! Validated configurations built from the clap structs of `cli.rs` (ripgrep's LowArgs → HiArgs
-//! step): link speeds parsed, frame ranges checked, display filters compiled. Engines take these,
+//! Validated configurations, built from the clap structs of `cli.rs` before any engine runs
+//! (ripgrep's LowArgs → HiArgs step): link speeds and durations parsed, frame ranges checked,
+//! display filters compiled, `--fail-on` names resolved, colour decided. Engines take these,
 //! never clap types. Every error is one line; `main` turns it into exit status 2.
+//!
+//! [`GlobalConfig`] holds what every subcommand shares; each subcommand has its own config
+//! and, where it has several output formats, its own small `Format` enum:
+//! [`dissect`], [`analyze`], [`inspect`], [`generate`], [`send`].
 
-use std::path::PathBuf;
+pub mod analyze;
+pub mod dissect;
+pub mod generate;
+pub mod inspect;
+pub mod send;
+
+use std::io::IsTerminal;
 
 use anyhow::{Context, bail};
 
-use crate::cli::{Color, DissectArgs, DissectFormat, GlobalArgs};
-use crate::filter::Filter;
+pub use self::analyze::{AnalyzeConfig, AnalyzeFormat, FailOn};
+pub use self::dissect::{DissectConfig, DissectFormat};
+pub use self::generate::GenerateConfig;
+pub use self::inspect::InspectConfig;
+pub use self::send::{Bound, SendConfig};
+use crate::cli;
+use crate::units::parse_link_speed;
 
-/// Default link speed: 100 Gbit/s.
-pub const DEFAULT_LINK_BPS: u64 = 100_000_000_000;
+/// Whether output is coloured, decided once from `--color` (`auto`: only a terminal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Color {
+    /// Colour what goes to standard output.
+    pub stdout: bool,
+    /// Colour what goes to a file (`-o`): only with `--color always`.
+    pub files: bool,
+}
+
+impl Color {
+    /// No colour anywhere.
+    pub const NEVER: Color = Color {
+        stdout: false,
+        files: false,
+    };
+
+    fn resolve(choice: cli::Color) -> Color {
+        match choice {
+            cli::Color::Always => Color {
+                stdout: true,
+                files: true,
+            },
+            cli::Color::Never => Color::NEVER,
+            cli::Color::Auto => Color {
+                stdout: std::io::stdout().is_terminal(),
+                files: false,
+            },
+        }
+    }
+}
+
+/// What every subcommand shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GlobalConfig {
+    /// Extra UDP destination ports carrying RoCEv2 (4791 always does).
+    pub roce_ports: Vec<u16>,
+    /// Converts PFC quanta to time.
+    pub link_bps: u64,
+    pub quiet: bool,
+    pub color: Color,
+}
+
+impl TryFrom<&cli::GlobalArgs> for GlobalConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(args: &cli::GlobalArgs) -> anyhow::Result<Self> {
+        Ok(GlobalConfig {
+            roce_ports: args.roce_ports.clone(),
+            link_bps: parse_link_speed(&args.link_speed)?,
+            quiet: args.quiet,
+            color: Color::resolve(args.color),
+        })
+    }
+}
 
 /// An inclusive range of 1-based frame numbers (`--frames A-B`, `A-`, `N`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,150 +146,9 @@ impl std::str::FromStr for FrameRange {
     }
 }
 
-/// A link speed in bits per second: `100G`, `25G`, `400G`, `800G`, `1G`, `100M`, `10g`,
-/// `2.5G`, or plain bits per second (`100000000000`).
-///
-/// # Errors
-/// Anything else, or zero.
-pub fn parse_link_speed(s: &str) -> anyhow::Result<u64> {
-    let t = s.trim();
-    let t = t
-        .strip_suffix("bps")
-        .or_else(|| t.strip_suffix("b/s"))
-        .unwrap_or(t);
-    parse_si(t).filter(|&bps| bps > 0).ok_or_else(|| {
-        anyhow::anyhow!(
-            "--link-speed {s:?}: expected a speed like 10G, 25G, 100G, 400G, 800G or bits per second"
-        )
-    })
-}
-
-/// A whole number with an optional fraction (at most 9 digits) and an
-/// optional SI suffix K, M, G or T (either case): `100G`, `2.5M`, `1000`.
-/// Exact integer arithmetic; `None` when malformed or above `u64::MAX`.
-#[must_use]
-pub fn parse_si(t: &str) -> Option<u64> {
-    let (digits, unit) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
-        _ => (t, ' '),
-    };
-    let scale: u64 = match unit {
-        ' ' => 1,
-        'K' => 1_000,
-        'M' => 1_000_000,
-        'G' => 1_000_000_000,
-        'T' => 1_000_000_000_000,
-        _ => return None,
-    };
-    let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
-    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 9 {
-        return None;
-    }
-    let mut value = whole.parse::<u64>().ok()?.checked_mul(scale)?;
-    if !frac.is_empty() {
-        let frac_val: u64 = frac.parse().ok()?;
-        let denom = 10u64.pow(u32::try_from(frac.len()).ok()?);
-        let add = u128::from(frac_val) * u128::from(scale) / u128::from(denom);
-        value = value.checked_add(u64::try_from(add).ok()?)?;
-    }
-    Some(value)
-}
-
-/// `100G`-style label of a speed in bits per second (for `(335.5us @100G)`).
-#[must_use]
-pub fn link_speed_label(bps: u64) -> String {
-    for (scale, unit) in [
-        (1_000_000_000_000, "T"),
-        (1_000_000_000, "G"),
-        (1_000_000, "M"),
-        (1_000, "K"),
-    ] {
-        if bps >= scale && bps % scale == 0 {
-            return format!("{}{unit}", bps / scale);
-        }
-    }
-    if bps >= 1_000_000_000 && (bps * 10) % 1_000_000_000 == 0 {
-        return format!("{}.{}G", bps / 1_000_000_000, (bps / 100_000_000) % 10);
-    }
-    format!("{bps}bps")
-}
-
-/// Everything `rocescope dissect` needs, validated.
-#[derive(Debug)]
-pub struct DissectConfig {
-    pub captures: Vec<PathBuf>,
-    pub format: DissectFormat,
-    pub filter: Option<Filter>,
-    /// Stop after this many frames were shown.
-    pub count: Option<u64>,
-    pub frames: FrameRange,
-    /// Extra UDP destination ports carrying RoCEv2.
-    pub roce_ports: Vec<u16>,
-    pub link_bps: u64,
-    pub quiet: bool,
-    pub color: Color,
-}
-
-impl TryFrom<(&GlobalArgs, DissectArgs)> for DissectConfig {
-    type Error = anyhow::Error;
-
-    fn try_from((global, args): (&GlobalArgs, DissectArgs)) -> anyhow::Result<Self> {
-        let link_bps = parse_link_speed(&global.link_speed)?;
-        let frames = match &args.frames {
-            Some(s) => s.parse()?,
-            None => FrameRange::ALL,
-        };
-        let filter = match &args.filter {
-            Some(expr) => Some(Filter::compile(expr)?),
-            None => None,
-        };
-        Ok(DissectConfig {
-            captures: args.captures,
-            format: args.format,
-            filter,
-            count: args.count,
-            frames,
-            roce_ports: global.roce_ports.clone(),
-            link_bps,
-            quiet: global.quiet,
-            color: global.color,
-        })
-    }
-}
-
 #[cfg(test)]
 mod test {
     use super::*;
-
-    #[test]
-    fn link_speeds() {
-        assert_eq!(parse_link_speed("100G").unwrap(), 100_000_000_000);
-        assert_eq!(parse_link_speed("10G").unwrap(), 10_000_000_000);
-        assert_eq!(parse_link_speed("25g").unwrap(), 25_000_000_000);
-        assert_eq!(parse_link_speed("800G").unwrap(), 800_000_000_000);
-        assert_eq!(parse_link_speed("1G").unwrap(), 1_000_000_000);
-        assert_eq!(parse_link_speed("2.5G").unwrap(), 2_500_000_000);
-        assert_eq!(parse_link_speed("100M").unwrap(), 100_000_000);
-        assert_eq!(parse_link_speed("40000000000").unwrap(), 40_000_000_000);
-        for bad in [
-            "",
-            "G",
-            "fast",
-            "0",
-            "0G",
-            "10X",
-            "-1G",
-            "1.2.3G",
-            "99999999999999999999G",
-        ] {
-            assert!(parse_link_speed(bad).is_err(), "{bad}");
-        }
-        assert_eq!(link_speed_label(100_000_000_000), "100G");
-        assert_eq!(link_speed_label(2_500_000_000), "2500M");
-    }
 
     #[test]
     fn frame_ranges() {

@@ -67,16 +67,7 @@ pub struct Filter {
     needs_tree: bool,
 }
 
-/// What a filter may ask about a frame besides its field tree.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FrameFacts {
-    pub number: u64,
-    pub time_ns: u64,
-    pub len: u64,
-    pub caplen: u64,
-    pub truncated: bool,
-    pub malformed: bool,
-}
+pub use crate::frame::FrameFacts;
 
 /// The replay-engine marks of one frame (interfaces.md §5 bare words `loss`,
 /// `ooo`, `dup`, `retrans`), from the events the replay reported at that frame.
@@ -121,6 +112,65 @@ impl Marks {
     #[must_use]
     pub const fn is_empty(self) -> bool {
         self.0 == 0
+    }
+}
+
+/// Every frame's replay marks, from a replay's events, for frames read in order (a capture
+/// streams by frame number): what `dissect` and the inspector pass to
+/// [`Filter::matches_marked`].
+#[derive(Debug, Clone, Default)]
+pub struct FrameMarks {
+    /// `(frame, marks)`, sorted by frame, one entry per marked frame.
+    marks: Vec<(u64, Marks)>,
+    /// Where the last lookup stopped.
+    next: usize,
+}
+
+impl FrameMarks {
+    #[must_use]
+    pub fn from_events(events: &[crate::replay::Finding]) -> Self {
+        let mut all: Vec<(u64, Marks)> = events
+            .iter()
+            .map(|ev| (ev.frame, Marks::of_kind(ev.kind)))
+            .filter(|(_, m)| !m.is_empty())
+            .collect();
+        all.sort_by_key(|(f, _)| *f);
+        let mut marks: Vec<(u64, Marks)> = Vec::with_capacity(all.len());
+        for (frame, mark) in all {
+            match marks.last_mut() {
+                Some((f, m)) if *f == frame => m.insert(mark),
+                _ => marks.push((frame, mark)),
+            }
+        }
+        FrameMarks { marks, next: 0 }
+    }
+
+    /// The marks of `frame`; frames must be asked for in rising order (use
+    /// [`FrameMarks::rewind`] to start over).
+    pub fn next_frame(&mut self, frame: u64) -> Marks {
+        while self.marks.get(self.next).is_some_and(|m| m.0 < frame) {
+            self.next += 1;
+        }
+        self.marks
+            .get(self.next)
+            .filter(|m| m.0 == frame)
+            .map_or(Marks::default(), |m| m.1)
+    }
+
+    /// Back to the first frame.
+    pub fn rewind(&mut self) {
+        self.next = 0;
+    }
+
+    /// Marked frames.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.marks.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.marks.is_empty()
     }
 }
 

@@ -9,15 +9,7 @@ use rocescope_generator::{Generator, MAX_FRAME_LEN, Scenario, Truth};
 
 use crate::sink::{FrameSink, writer_for_path};
 
-/// A validated `generate` invocation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GenerateConfig {
-    pub scenario: PathBuf,
-    pub output: PathBuf,
-    pub seed: u64,
-    /// Where to write the truth JSON, if anywhere.
-    pub truth: Option<PathBuf>,
-}
+pub use crate::config::GenerateConfig;
 
 /// What one run produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,7 +54,7 @@ pub fn generate_into(
     sink: &mut dyn FrameSink,
 ) -> anyhow::Result<(GenerateSummary, Truth)> {
     // One thread: writing a frame costs far less than generating it, and
-    // handing batches to a writer thread (crate::pipeline, which `send` uses)
+    // handing batches to a writer thread (crate::ahead, which `send` uses)
     // measured slower here than this loop. Frames are built straight into the
     // sink's buffer when it has one (the file writers), else into one
     // cache-hot scratch buffer and copied.

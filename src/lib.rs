@@ -1,20 +1,32 @@
 //! rocescope: read, write, replay and explain RoCEv2 traffic.
 //!
-//! The binary is a thin shell over [`run`]; every subcommand is a library
-//! function that tests call without starting a process.
+//! The binary is a thin shell over [`run`]; every subcommand is a library function that tests
+//! call without starting a process. The layers, each depending only on those below it:
+//!
+//! - the commands: [`dissect`], [`analyze`], [`tui`] (`inspect`), [`generate`], [`send`] — none
+//!   imports another;
+//! - [`replay`]: the engine, and [`replay::run`], the frame driver the commands replay through;
+//! - [`filter`] (display filters), [`sink`] (capture writers, the live interface);
+//! - [`source`] (frame sources and the one frame-reading loop) over [`capture`] (pcap/pcapng
+//!   files) and [`ahead`] (the one recycled-batch read-ahead);
+//! - [`frame`]: the per-frame layer every command shares (view, problem, summary line);
+//! - [`cli`] (clap, flags only) → [`config`] (validated configs) and [`units`].
 
+pub mod ahead;
 pub mod analyze;
 pub mod capture;
 pub mod cli;
 pub mod config;
 pub mod dissect;
 pub mod filter;
+pub mod frame;
 pub mod generate;
-pub mod pipeline;
 pub mod replay;
 pub mod send;
 pub mod sink;
+pub mod source;
 pub mod tui;
+pub mod units;
 
 use std::process::ExitCode;
 
@@ -39,15 +51,14 @@ impl Status {
 
 /// Run one parsed command line.
 pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
+    let global = config::GlobalConfig::try_from(&cli.global)?;
     match cli.cmd {
         cli::Command::Dissect(args) => {
-            let cfg = config::DissectConfig::try_from((&cli.global, args))?;
-            dissect::run(&cfg)?;
+            dissect::run(&config::DissectConfig::try_from((&global, args))?)?;
             Ok(Status::Clean)
         }
         cli::Command::Analyze(args) => {
-            let cfg = analyze::AnalyzeConfig::try_from((&cli.global, args))?;
-            let outcome = analyze::run(&cfg)?;
+            let outcome = analyze::run(&config::AnalyzeConfig::try_from((&global, args))?)?;
             Ok(if outcome.matched {
                 Status::Findings
             } else {
@@ -55,14 +66,9 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
             })
         }
         cli::Command::Generate(args) => {
-            let cfg = generate::GenerateConfig {
-                scenario: args.scenario,
-                output: args.output,
-                seed: args.seed,
-                truth: args.truth,
-            };
+            let cfg = config::GenerateConfig::from(args);
             let summary = generate::run(&cfg)?;
-            if !cli.global.quiet {
+            if !global.quiet {
                 eprintln!(
                     "rocescope: wrote {} frames ({} bytes, {} truncated) to {}",
                     summary.frames,
@@ -74,16 +80,15 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
             Ok(Status::Clean)
         }
         cli::Command::Send(args) => {
-            let cfg = send::SendConfig::try_from(args)?;
+            let cfg = config::SendConfig::try_from(args)?;
             let summary = send::run(&cfg)?;
-            if !cli.global.quiet {
+            if !global.quiet {
                 println!("{summary} on {}", cfg.iface);
             }
             Ok(Status::Clean)
         }
         cli::Command::Inspect(args) => {
-            let cfg = tui::InspectConfig::try_from((&cli.global, args))?;
-            tui::run(cfg)?;
+            tui::run(config::InspectConfig::try_from((&global, args))?)?;
             Ok(Status::Clean)
         }
     }

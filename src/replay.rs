@@ -1,4 +1,5 @@
-//! The streaming replay engine behind `rocescope analyze` (interfaces.md §6).
+//! The streaming replay engine behind `rocescope analyze` (interfaces.md §6), and [`run`], the
+//! frame driver every command replays through: frame source → view → engine → observers.
 //!
 //! Frames go in one at a time, in capture order ([`Engine::frame`], or [`Engine::packet`] for
 //! hand-built [`PacketEvent`]s); each is summarised into an owned [`PacketEvent`] and stepped
@@ -12,7 +13,8 @@
 //! - [`flow`]: per-flow counters, the READ response tracker (§6.3);
 //! - [`latency`]: ACK latency samples;
 //! - [`pfc`]: PFC/PAUSE intervals and storms (§6.4);
-//! - [`finding`]: event kinds and details (§6.6).
+//! - [`finding`]: event kinds and details (§6.6);
+//! - [`tcp_bth`]: messages over TCP with the `tcp_bth` option (§7).
 
 pub mod engine;
 pub mod event;
@@ -25,8 +27,138 @@ pub mod pfc;
 pub mod psn;
 pub mod tcp_bth;
 
+use std::ops::ControlFlow;
+
+use rocescope_dissectors::Qpn;
+use rocescope_dissectors::stack::Options;
+
 pub use engine::{CaptureStats, Engine, EngineConfig, Replay};
 pub use event::{FlowKey, Icrc, PacketEvent};
 pub use finding::{Detail, Finding, Kind};
 pub use flow::Flow;
 pub use psn::{PsnStream, ReqPacket, step};
+
+use crate::capture::CaptureError;
+use crate::frame::{Frame, FrameView};
+use crate::source::{self, FrameSource, Slot, Threads};
+
+/// Frames between two calls of [`Observer::progress`].
+pub const PROGRESS_EVERY: u64 = 65_536;
+
+/// Something that watches a replay as it goes (the inspector's PSN chart, a progress bar, a
+/// stop flag). Every method has a default that does nothing; `()` observes nothing.
+pub trait Observer {
+    /// The engine took `packet` on flow `flow` (called before the flow's state machines step).
+    fn packet(&mut self, _flow: u32, _packet: &PacketEvent) {}
+
+    /// Every [`PROGRESS_EVERY`] frames: frames and bytes read so far. `Break` stops the
+    /// replay; what was replayed until then is still reported.
+    fn progress(&mut self, _frames: u64, _bytes: u64) -> ControlFlow<()> {
+        ControlFlow::Continue(())
+    }
+}
+
+impl Observer for () {}
+
+/// Who dissects the frames when the replay runs on two threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    /// The reading thread dissects while the engine thread has work queued, else it only
+    /// copies (the default: both cores stay busy).
+    Balanced,
+    /// The reading thread dissects every frame it can (tests).
+    Reader,
+    /// The engine thread dissects every frame (tests).
+    Engine,
+}
+
+/// What a replay produced.
+#[derive(Debug)]
+pub struct Replayed {
+    pub replay: Replay,
+    /// The source's error; the frames before it were replayed.
+    pub error: Option<CaptureError>,
+    /// An observer stopped the replay before the source ended.
+    pub stopped: bool,
+}
+
+/// Replay every frame of `source`: on two threads ([`Split::Balanced`]) when the source is
+/// large or unbounded and there are two cores, else on this one.
+pub fn run<S: FrameSource + ?Sized>(
+    source: &mut S,
+    cfg: &EngineConfig,
+    observer: &mut impl Observer,
+) -> Replayed {
+    run_with(source, cfg, None, observer)
+}
+
+/// [`run`] with the threads chosen: `None` decides as [`run`] does, `Some(None)` one thread,
+/// `Some(Some(split))` two threads sharing the work as told (tests compare them).
+pub fn run_with<S: FrameSource + ?Sized>(
+    source: &mut S,
+    cfg: &EngineConfig,
+    threads: Option<Option<Split>>,
+    observer: &mut impl Observer,
+) -> Replayed {
+    let (threads, split) = match threads {
+        None => (Threads::Auto, Split::Balanced),
+        Some(None) => (Threads::One, Split::Balanced),
+        Some(Some(split)) => (Threads::Two, split),
+    };
+    let options = Options {
+        roce_ports: &cfg.roce_ports,
+        ..Options::default()
+    };
+    let mut engine = Engine::new(cfg.clone());
+    let mut frames = 0u64;
+    let mut stopped = false;
+    let prepare = |frame: &Frame<'_>, engine_busy: bool| {
+        let dissect = match split {
+            Split::Balanced => engine_busy,
+            Split::Reader => true,
+            Split::Engine => false,
+        };
+        if !dissect {
+            return None;
+        }
+        let view = FrameView::new(*frame, &options, 0);
+        summary(&view).map(|ev| (ev, view.problem))
+    };
+    let result = source::drive(
+        source,
+        threads,
+        prepare,
+        |slot, at| -> Result<ControlFlow<()>, CaptureError> {
+            match slot {
+                Slot::Frame(frame) => {
+                    let view = FrameView::new(frame, &options, 0);
+                    engine.frame_observed(&view, observer);
+                }
+                Slot::Prepared((ev, problem)) => {
+                    engine.roce_frame_observed(ev, *problem, observer);
+                }
+            }
+            frames += 1;
+            if frames % PROGRESS_EVERY == 0 && observer.progress(frames, at.bytes).is_break() {
+                stopped = true;
+                return Ok(ControlFlow::Break(()));
+            }
+            Ok(ControlFlow::Continue(()))
+        },
+    );
+    Replayed {
+        replay: engine.finish(),
+        error: result.err(),
+        stopped,
+    }
+}
+
+/// The frame as a [`PacketEvent`] when that is all [`Engine::frame`] needs of it (not a CM
+/// message: QP1 frames go to the engine whole).
+fn summary(view: &FrameView<'_>) -> Option<PacketEvent> {
+    let roce = view.dissected.as_ref()?.roce.as_ref()?;
+    if roce.bth.dest_qp() == Qpn::GSI {
+        return None;
+    }
+    PacketEvent::from_view(view)
+}

@@ -10,156 +10,15 @@
 use std::fmt;
 use std::fs;
 use std::ops::ControlFlow;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use rocescope_generator::Scenario;
+use rocescope_generator::{GenError, Generator, MAX_FRAME_LEN, Scenario};
 
+use crate::ahead::{self, Filled};
+pub use crate::config::{Bound, SendConfig};
 use crate::sink::FrameSink;
-
-/// A target rate.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Rate {
-    /// Bits per second of frame bytes.
-    Bits(f64),
-    /// Frames per second.
-    Packets(f64),
-}
-
-impl Rate {
-    /// Parses `10Gbps`, `400M`, `2.5Gbit/s`, `1e9` (bit/s, with K/M/G/T = 10^3…10^12) or
-    /// `2Mpps`, `500Kpps`, `100pps` (frames/s).
-    ///
-    /// # Errors
-    /// Not a positive finite number with one of those units.
-    pub fn parse(text: &str) -> Result<Rate, String> {
-        let bad = || {
-            format!(
-                "invalid rate {text:?}: expected bits/s like 10Gbps, 400Mbps, 1e9, or frames/s like 2Mpps, 500Kpps"
-            )
-        };
-        let t = text.trim();
-        let lower = t.to_ascii_lowercase();
-        let (body, packets) = if let Some(b) = lower.strip_suffix("pps") {
-            (b, true)
-        } else if let Some(b) = ["bit/s", "bits/s", "b/s", "bps", "bit"]
-            .iter()
-            .find_map(|s| lower.strip_suffix(s))
-        {
-            (b, false)
-        } else {
-            (lower.as_str(), false)
-        };
-        let body = body.trim_end();
-        // The same SI suffixes as --link-speed (crate::config::parse_si); a plain
-        // float such as 1e9 is accepted too.
-        #[allow(clippy::cast_precision_loss)] // rates far below 2^53
-        let value = match crate::config::parse_si(&body.to_ascii_uppercase()) {
-            Some(v) => v as f64,
-            None => body.parse::<f64>().map_err(|_| bad())?,
-        };
-        if !value.is_finite() || value <= 0.0 {
-            return Err(bad());
-        }
-        Ok(if packets {
-            Rate::Packets(value)
-        } else {
-            Rate::Bits(value)
-        })
-    }
-
-    /// Nanoseconds from the start at which a frame may go, given what went before it.
-    fn due_ns(self, frames_before: u64, bytes_before: u64) -> f64 {
-        #[allow(clippy::cast_precision_loss)] // exact below 2^53 frames or bytes
-        match self {
-            Rate::Packets(pps) => frames_before as f64 * 1e9 / pps,
-            Rate::Bits(bps) => bytes_before as f64 * 8.0 * 1e9 / bps,
-        }
-    }
-}
-
-impl fmt::Display for Rate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Rate::Bits(b) => write!(f, "{} Gbit/s", b / 1e9),
-            Rate::Packets(p) => write!(f, "{p} frames/s"),
-        }
-    }
-}
-
-/// Parses a duration: `10s`, `500ms`, `250us`, `100ns`, `2m`, `1h`, `1.5s`; a bare number is
-/// seconds.
-///
-/// # Errors
-/// Not a non-negative finite number with one of those units.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid duration {text:?}: expected e.g. 10s, 500ms, 250us, 2m");
-    let t = text.trim().to_ascii_lowercase();
-    let units: [(&str, f64); 7] = [
-        ("ns", 1e-9),
-        ("us", 1e-6),
-        ("µs", 1e-6),
-        ("ms", 1e-3),
-        ("s", 1.0),
-        ("m", 60.0),
-        ("h", 3600.0),
-    ];
-    let (num, scale) = units
-        .iter()
-        .find_map(|(u, s)| t.strip_suffix(u).map(|n| (n, *s)))
-        .unwrap_or((t.as_str(), 1.0));
-    let value: f64 = num.trim().parse().map_err(|_| bad())?;
-    Duration::try_from_secs_f64(value * scale).map_err(|_| bad())
-}
-
-/// When sending stops (besides the end of the scenario).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Bound {
-    /// At most this many frames.
-    pub count: Option<u64>,
-    /// Stop once this much time has passed since the first frame.
-    pub duration: Option<Duration>,
-}
-
-/// A validated `send` invocation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SendConfig {
-    pub scenario: PathBuf,
-    pub iface: String,
-    pub rate: Option<Rate>,
-    pub bound: Bound,
-    pub seed: u64,
-}
-
-impl TryFrom<crate::cli::SendArgs> for SendConfig {
-    type Error = anyhow::Error;
-
-    fn try_from(args: crate::cli::SendArgs) -> anyhow::Result<Self> {
-        let rate = args
-            .rate
-            .as_deref()
-            .map(Rate::parse)
-            .transpose()
-            .map_err(anyhow::Error::msg)?;
-        let duration = args
-            .duration
-            .as_deref()
-            .map(parse_duration)
-            .transpose()
-            .map_err(anyhow::Error::msg)?;
-        Ok(SendConfig {
-            scenario: args.scenario,
-            iface: args.iface,
-            rate,
-            bound: Bound {
-                count: args.count,
-                duration,
-            },
-            seed: args.seed,
-        })
-    }
-}
+pub use crate::units::Rate;
 
 /// What one run sent.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -241,32 +100,81 @@ pub fn send_into(
     bound: Bound,
     sink: &mut dyn FrameSink,
 ) -> anyhow::Result<SendSummary> {
-    // The generator runs on the other core (crate::pipeline), so this thread
-    // only paces and hands frames to the sink, the way tcpreplay sends from a
-    // capture it preloaded.
+    // The generator runs on the other core (crate::ahead), so this thread only paces and
+    // hands frames to the sink, the way tcpreplay sends from a capture it preloaded.
     let mut s = SendSummary::default();
     let start = Instant::now();
-    crate::pipeline::for_each_generated(scenario, seed, |frame| -> anyhow::Result<_> {
-        if bound.count.is_some_and(|n| s.frames >= n)
-            || bound.duration.is_some_and(|d| start.elapsed() >= d)
-        {
-            return Ok(ControlFlow::Break(()));
-        }
-        if let Some(rate) = rate {
-            let due = rate.due_ns(s.frames, s.bytes);
-            if bound.duration.is_some_and(|d| due >= d.as_secs_f64() * 1e9) {
-                return Ok(ControlFlow::Break(())); // the next frame is due after the deadline
+    let mut generator = Generator::new(scenario, seed);
+    let pool = (0..GEN_BATCHES).map(|_| GenBatch::new()).collect();
+    let fill = |batch: &mut GenBatch, _: &ahead::Ahead| batch.fill(&mut generator);
+    // a break (the bound was reached) needs nothing more than the end does
+    let _ = ahead::run(pool, fill, |batch: &mut GenBatch| -> anyhow::Result<_> {
+        for (i, &(time_ns, len)) in batch.frames.iter().enumerate() {
+            let at = i * MAX_FRAME_LEN;
+            let frame = &batch.bytes[at..at + len];
+            if bound.count.is_some_and(|n| s.frames >= n)
+                || bound.duration.is_some_and(|d| start.elapsed() >= d)
+            {
+                return Ok(ControlFlow::Break(()));
             }
-            wait_until(start, due);
+            if let Some(rate) = rate {
+                let due = rate.due_ns(s.frames, s.bytes);
+                if bound.duration.is_some_and(|d| due >= d.as_secs_f64() * 1e9) {
+                    return Ok(ControlFlow::Break(())); // the next frame is due after the deadline
+                }
+                wait_until(start, due);
+            }
+            sink.send(time_ns, frame)?;
+            s.frames += 1;
+            s.bytes += frame.len() as u64;
         }
-        sink.send(frame.time_ns, frame.bytes)?;
-        s.frames += 1;
-        s.bytes += frame.bytes.len() as u64;
-        Ok(ControlFlow::Continue(()))
+        match batch.error.take() {
+            Some(e) => Err(e.into()),
+            None => Ok(ControlFlow::Continue(())),
+        }
     })?;
     sink.finish()?;
     s.elapsed = start.elapsed();
     Ok(s)
+}
+
+/// Frames per generated batch and batches in flight: enough that the two threads rarely wait
+/// on each other, small enough to stay in cache (~9 MiB).
+const GEN_FRAMES: usize = 256;
+const GEN_BATCHES: usize = 8;
+
+/// Frames generated ahead: one `MAX_FRAME_LEN` slot per frame, and per frame its timestamp
+/// and length (a frame a snaplen fault cut is sent as the bytes it keeps).
+struct GenBatch {
+    bytes: Vec<u8>,
+    frames: Vec<(u64, usize)>,
+    error: Option<GenError>,
+}
+
+impl GenBatch {
+    fn new() -> Self {
+        GenBatch {
+            bytes: vec![0; GEN_FRAMES * MAX_FRAME_LEN],
+            frames: Vec::with_capacity(GEN_FRAMES),
+            error: None,
+        }
+    }
+
+    fn fill(&mut self, g: &mut Generator<'_>) -> Filled {
+        self.frames.clear();
+        while self.frames.len() < GEN_FRAMES {
+            let at = self.frames.len() * MAX_FRAME_LEN;
+            match g.next_frame(&mut self.bytes[at..at + MAX_FRAME_LEN]) {
+                Some(Ok(out)) => self.frames.push((out.time_ns, out.len)),
+                Some(Err(e)) => {
+                    self.error = Some(e);
+                    return Filled::Last;
+                }
+                None => return Filled::Last,
+            }
+        }
+        Filled::More
+    }
 }
 
 /// Waits until `due_ns` after `start`: sleeps while far ahead, spins for the last stretch.
@@ -290,32 +198,6 @@ fn wait_until(start: Instant, due_ns: f64) {
 mod tests {
     use super::*;
     use crate::sink::MemorySink;
-
-    #[test]
-    fn rates_parse() {
-        assert_eq!(Rate::parse("10Gbps"), Ok(Rate::Bits(10e9)));
-        assert_eq!(Rate::parse("400M"), Ok(Rate::Bits(400e6)));
-        assert_eq!(Rate::parse("2.5Gbit/s"), Ok(Rate::Bits(2.5e9)));
-        assert_eq!(Rate::parse("1000"), Ok(Rate::Bits(1000.0)));
-        assert_eq!(Rate::parse("2Mpps"), Ok(Rate::Packets(2e6)));
-        assert_eq!(Rate::parse("500Kpps"), Ok(Rate::Packets(500e3)));
-        assert_eq!(Rate::parse("100pps"), Ok(Rate::Packets(100.0)));
-        for bad in ["", "fast", "0pps", "-1G", "Gbps", "infMbps", "NaN", "1Xpps"] {
-            assert!(Rate::parse(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn durations_parse() {
-        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
-        for bad in ["", "s", "-1s", "1y", "infs"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
 
     fn scenario() -> Scenario {
         let path = concat!(

@@ -1,65 +1,29 @@
 //! `rocescope inspect`: the terminal inspector (interfaces.md §9, style.md §2.8).
 //!
-//! - [`app`]: the state and [`app::Action`]s, no terminal;
+//! - [`app`]: the state and [`app::Action`]s, no terminal and no drawing;
 //! - [`ui`]: `render(&App, &mut Frame)`, drawing only; [`widgets`]: PSN chart, PFC timeline;
-//! - [`event`]: `map_key`, the pure key/mouse mapping;
-//! - [`worker`]: the index, replay and filter scans on their own threads.
+//! - [`layout`]: the geometry, pure functions of the screen size;
+//! - [`event`]: `map_key` and `map_mouse`, the pure input mapping;
+//! - [`tree`]: the field tree of the selected frame;
+//! - [`worker`]: the index, replay and filter scans on their own threads, behind one handle.
 //!
 //! [`run`] restores the terminal on every exit: normal, error, panic (ratatui's hook) and
 //! Ctrl-C (raw mode turns it into a key press that quits).
 
 pub mod app;
 pub mod event;
+pub mod layout;
+pub mod tree;
 pub mod ui;
 pub mod widgets;
 pub mod worker;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::execute;
 
-use crate::cli::{GlobalArgs, InspectArgs};
-use crate::config::parse_link_speed;
-
-/// Validated settings of `rocescope inspect`.
-#[derive(Debug, Clone)]
-pub struct InspectConfig {
-    pub capture: PathBuf,
-    pub filter: Option<String>,
-    pub roce_ports: Vec<u16>,
-    pub link_bps: u64,
-}
-
-impl InspectConfig {
-    /// Settings for `capture` with the defaults of the command line.
-    #[must_use]
-    pub fn new(capture: impl Into<PathBuf>) -> Self {
-        InspectConfig {
-            capture: capture.into(),
-            filter: None,
-            roce_ports: Vec::new(),
-            link_bps: 100_000_000_000,
-        }
-    }
-}
-
-impl TryFrom<(&GlobalArgs, InspectArgs)> for InspectConfig {
-    type Error = anyhow::Error;
-
-    fn try_from((global, args): (&GlobalArgs, InspectArgs)) -> anyhow::Result<Self> {
-        if args.capture.as_os_str() == "-" {
-            anyhow::bail!("inspect needs a capture file, not standard input");
-        }
-        Ok(InspectConfig {
-            capture: args.capture,
-            filter: args.filter,
-            roce_ports: global.roce_ports.clone(),
-            link_bps: parse_link_speed(&global.link_speed)?,
-        })
-    }
-}
+pub use crate::config::InspectConfig;
 
 /// Runs the inspector until `q`.
 ///
@@ -96,7 +60,7 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut app::App) -> an
         }
         if crossterm::event::poll(Duration::from_millis(50))? {
             let ev = crossterm::event::read()?;
-            if let Some(action) = event::map_event(&ev, app.mode) {
+            if let Some(action) = event::map_event(&ev, app.mode, &app.areas(), app.view) {
                 app.apply(action);
             }
             dirty = true;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rocescope::analyze::{self, AnalyzeConfig};
-use rocescope::cli::AnalyzeFormat;
+use rocescope::config::AnalyzeFormat;
 use rocescope::replay::{Engine, EngineConfig, Flow, FlowKey, Icrc, Kind, PacketEvent, Replay};
 use rocescope_dissectors::Opcode;
 use rocescope_dissectors::ib::aeth::{NakCode, Syndrome};

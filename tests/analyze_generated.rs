@@ -6,8 +6,8 @@ use std::path::Path;
 
 use rocescope::analyze::{AnalyzeConfig, json};
 use rocescope::capture::{Frame, LinkType};
-use rocescope::cli::AnalyzeFormat;
-use rocescope::dissect::FrameView;
+use rocescope::config::AnalyzeFormat;
+use rocescope::frame::FrameView;
 use rocescope::replay::{Engine, EngineConfig};
 use rocescope_dissectors::stack::Options;
 use rocescope_generator::{Generator, MAX_FRAME_LEN, Scenario};

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use rocescope::analyze::pipeline::Split;
 use rocescope::analyze::{AnalyzeConfig, replay_with, write_report};
-use rocescope::cli::AnalyzeFormat;
+use rocescope::config::AnalyzeFormat;
+use rocescope::replay::Split;
 
 fn report(cfg: &AnalyzeConfig, split: Option<Split>) -> String {
     let replay = replay_with(cfg, split).unwrap();

@@ -429,8 +429,10 @@ fn exit_statuses() {
     // a bad filter is a usage error with a column, before any file is read
     let out = run(&["dissect", "-Y", "psn ==", missing.to_str().unwrap()]);
     assert_usage_error(&out, "column 7");
+    // the analysis marks are evaluated (through a replay of the files), so what is wrong here
+    // is the missing file
     let out = run(&["dissect", "-Y", "loss", missing.to_str().unwrap()]);
-    assert_usage_error(&out, "analyze");
+    assert_usage_error(&out, "missing.pcap");
     let out = run(&["dissect", "--frames", "9-3", missing.to_str().unwrap()]);
     assert_usage_error(&out, "--frames");
     let out = run(&["--link-speed", "fast", "dissect", missing.to_str().unwrap()]);
@@ -708,4 +710,75 @@ fn fields_agree_with_tshark() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// `-Y` with the replay's analysis marks selects exactly the frames the replay put those
+/// events on, and the count agrees with the generator's truth for the scenario.
+#[test]
+fn analysis_marks_select_the_replays_frames() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cap = root.join("captures/loss_gbn.pcap");
+    let out = run(&["analyze", "-f", "json", cap.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let events = report["events"].as_array().unwrap();
+    let frames_of = |kind: &str| -> Vec<u64> {
+        let mut v: Vec<u64> = events
+            .iter()
+            .filter(|e| e["kind"] == kind)
+            .map(|e| e["frame"].as_u64().unwrap())
+            .collect();
+        v.dedup();
+        v
+    };
+    let retrans = frames_of("retransmission");
+    assert!(!retrans.is_empty());
+    let shown: Vec<u64> = jsonl(&cap, &["-Y", "retrans && !ce"])
+        .iter()
+        .map(|f| f["frame"].as_u64().unwrap())
+        .collect();
+    let ce = frames_of("ecn_ce");
+    let want: Vec<u64> = retrans
+        .iter()
+        .copied()
+        .filter(|f| !ce.contains(f))
+        .collect();
+    assert_eq!(shown, want);
+    // the scenario's truth states the retransmissions the capture shows
+    let truth = root.join("generator/scenarios/loss_gbn.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("truth.json");
+    let pcap = dir.path().join("x.pcap");
+    let generated = run(&[
+        "generate",
+        truth.to_str().unwrap(),
+        "-o",
+        pcap.to_str().unwrap(),
+        "--truth",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(generated.status.code(), Some(0), "{generated:?}");
+    let truth: serde_json::Value = serde_json::from_slice(&std::fs::read(&t).unwrap()).unwrap();
+    let stated: u64 = truth["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["retransmissions"].as_u64())
+        .sum();
+    assert_eq!(
+        jsonl(&pcap, &["-Y", "retrans"]).len() as u64,
+        stated,
+        "retrans frames vs the truth's retransmissions"
+    );
+    // standard input cannot be replayed before it is shown
+    let mut child = bin()
+        .args(["dissect", "-Y", "loss", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert_usage_error(&out, "standard input");
 }

@@ -9,6 +9,8 @@ use core::fmt;
 /// The protocol layer an error or a field belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Layer {
+    Sll,
+    Sll2,
     Ethernet,
     Vlan,
     MacControl,
@@ -40,6 +42,8 @@ impl Layer {
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
+            Layer::Sll => "SLL",
+            Layer::Sll2 => "SLL2",
             Layer::Ethernet => "Ethernet",
             Layer::Vlan => "VLAN",
             Layer::MacControl => "MAC Control",

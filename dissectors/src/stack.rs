@@ -15,7 +15,7 @@ use crate::ib::opcode::{ExtHeader, OpcodeInfo, Operation};
 use crate::icrc::{self, Encapsulation, ICRC_LEN, IcrcStatus};
 use crate::ipv4::{self, IpProtocol};
 use crate::{Opcode, Qpn};
-use crate::{grh, ipv6, mac_control, tcp, tcp_bth, udp, vlan};
+use crate::{grh, ipv6, mac_control, sll, sll2, tcp, tcp_bth, udp, vlan};
 
 /// At most this many VLAN tags are decoded (more are reported as unsupported).
 pub const MAX_VLANS: usize = 4;
@@ -56,11 +56,15 @@ impl Options<'_> {
     }
 }
 
-/// Where the frame's bytes start.
+/// Where the frame's bytes start (see [`crate::link::LinkType::start`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Start {
     /// An Ethernet II header (pcap link type 1).
     Ethernet,
+    /// A Linux cooked capture v1 header, then the network layer of its protocol (113).
+    Sll,
+    /// A Linux cooked capture v2 header, then the network layer of its protocol (276).
+    Sll2,
     /// Directly at a network-layer header of this EtherType (Linux SLL/SLL2 payloads).
     EtherType(EtherType),
 }
@@ -286,6 +290,8 @@ impl TcpBth<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dissected<'a> {
     pub frame: &'a [u8],
+    /// Bytes of a link-layer header that is not Ethernet (a cooked capture's), 0 for none.
+    pub link_header_len: u8,
     pub eth: Option<ethernet::Frame<&'a [u8]>>,
     /// (TPID, offset of the tag's TCI) per VLAN tag, outermost first; kept
     /// compact because every frame carries this struct.
@@ -312,6 +318,7 @@ impl<'a> Dissected<'a> {
     fn empty(frame: &'a [u8]) -> Self {
         Dissected {
             frame,
+            link_header_len: 0,
             eth: None,
             vlan_tags: [(EtherType(0), 0); MAX_VLANS],
             vlan_count: 0,
@@ -471,6 +478,16 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &Options<'_>) -> 
             let ethertype = eth.ethertype();
             d.eth = Some(eth);
             (ethertype, ethernet::HEADER_LEN)
+        }
+        Start::Sll => {
+            let sll = sll::Header::new_checked(frame)?;
+            d.link_header_len = sll::HEADER_LEN as u8;
+            (sll.protocol(), sll::HEADER_LEN)
+        }
+        Start::Sll2 => {
+            let sll = sll2::Header::new_checked(frame)?;
+            d.link_header_len = sll2::HEADER_LEN as u8;
+            (sll.protocol(), sll2::HEADER_LEN)
         }
         Start::EtherType(t) => (t, 0),
     };

@@ -5,9 +5,8 @@ use std::io::{self, Write};
 
 use super::AnalyzeConfig;
 use super::json::mac_text;
-use crate::config::link_speed_label;
-use crate::replay::finding::Duration;
 use crate::replay::{Flow, Replay};
+use crate::units::{Duration, link_speed_label};
 
 const RED: &str = "\x1b[1;31m";
 const BOLD: &str = "\x1b[1m";

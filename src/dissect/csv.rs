@@ -22,8 +22,9 @@ use std::io::{self, Write};
 
 use rocescope_dissectors::icrc::IcrcStatus;
 
-use super::FrameView;
-use super::text::{Summarizer, Summary, rel_time};
+use crate::frame::FrameView;
+use crate::frame::summary::{Summarizer, SummaryLine};
+use crate::units::rel_time;
 
 /// The header row.
 pub const HEADER: &str = "frame,time_ns,rel_time,src,dst,protocol,len,caplen,opcode,opcode_name,destqp,psn,ackreq,icrc_valid,truncated,malformed,info";
@@ -32,7 +33,7 @@ pub const HEADER: &str = "frame,time_ns,rel_time,src,dst,protocol,len,caplen,opc
 #[derive(Debug)]
 pub struct CsvWriter {
     summarizer: Summarizer,
-    summary: Summary,
+    summary: SummaryLine,
     time: String,
 }
 
@@ -41,7 +42,7 @@ impl CsvWriter {
     pub fn new(link_bps: u64) -> Self {
         CsvWriter {
             summarizer: Summarizer::new(link_bps),
-            summary: Summary::default(),
+            summary: SummaryLine::default(),
             time: String::with_capacity(32),
         }
     }

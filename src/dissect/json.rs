@@ -13,7 +13,7 @@ use std::ops::Range;
 use rocescope_dissectors::ethernet::Address;
 use rocescope_dissectors::pretty::{self, Value, Visitor};
 
-use super::FrameView;
+use crate::frame::FrameView;
 
 /// Lines are gathered here and handed to the output in chunks of about this size (as large as
 /// the `BufWriter`'s buffer, so they go straight through it without another copy).

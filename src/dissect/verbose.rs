@@ -1,15 +1,15 @@
 //! `dissect -f verbose`: a frame header line, the field tree of [`pretty::TreeWriter`] (every
 //! field with its JSON key and byte range), and the dissector's complaint, like `tshark -V`.
-//! Byte ranges count from the start of the frame's Ethernet header (for Linux cooked captures,
-//! from the start of the network header, after the cooked header).
+//! Byte ranges count from the start of the frame (for Linux cooked captures, from the start of
+//! the cooked header, as tshark counts them).
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use rocescope_dissectors::pretty::{self, TreeWriter};
 
-use super::FrameView;
-use super::text::rel_time;
+use crate::frame::FrameView;
+use crate::units::rel_time;
 
 /// Writes field trees.
 #[derive(Debug, Default)]
@@ -52,10 +52,10 @@ impl VerboseWriter {
             t.push_str(" [MALFORMED]");
         }
         t.push('\n');
-        if view.base > 0 {
-            let _ = writeln!(t, "    {} header [0..{}]", f.link, view.base);
-        }
         if let Some(d) = &view.dissected {
+            if d.link_header_len > 0 {
+                let _ = writeln!(t, "    {} header [0..{}]", f.link, d.link_header_len);
+            }
             let mut tree = TreeWriter::new(&mut *t);
             pretty::visit(d, &mut tree);
         }

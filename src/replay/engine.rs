@@ -11,13 +11,14 @@ use rocescope_dissectors::mac_control::{MacControlOpcode, quanta_to_ns};
 use rocescope_dissectors::stack::{ROCEV2_PORT, RoceVersion};
 use rocescope_dissectors::{Operation, Position, Psn, Transport};
 
+use super::Observer;
 use super::event::{FlowKey, Icrc, PacketEvent};
 use super::finding::{Detail, Finding, Kind};
 use super::flow::{Flow, ReadTrack};
 use super::hash::FxHashMap;
 use super::pfc::PfcTable;
 use super::psn::{DEFAULT_PMTU, ReqPacket, StepOut, read_count};
-use crate::dissect::{FrameView, Problem};
+use crate::frame::{FrameView, Problem};
 
 /// CM requests remembered while waiting for their reply, at most.
 const CM_PENDING_MAX: usize = 65_536;
@@ -160,13 +161,18 @@ impl Engine {
 
     /// One captured frame, dissected and classified.
     pub fn frame(&mut self, view: &FrameView<'_>) {
+        self.frame_observed(view, &mut ());
+    }
+
+    /// [`Engine::frame`], telling `observer` about the packet and its flow.
+    pub fn frame_observed(&mut self, view: &FrameView<'_>, observer: &mut impl Observer) {
         let Some(d) = view.dissected.as_ref() else {
             self.tick(view.frame.time_ns);
             self.integrity_only(view, None);
             return;
         };
         if let Some(ev) = PacketEvent::from_view(view) {
-            self.roce_frame(&ev, view.problem);
+            self.roce_frame_observed(&ev, view.problem, observer);
             if !ev.malformed && !matches!(ev.icrc, Icrc::Invalid { .. }) {
                 if let Some(msg) = d
                     .roce
@@ -229,8 +235,18 @@ impl Engine {
     /// what [`Engine::frame`] does with it, but the CM message (see [`Engine::cm`]). Lets
     /// the frame be dissected on another thread.
     pub fn roce_frame(&mut self, ev: &PacketEvent, problem: Option<Problem>) {
+        self.roce_frame_observed(ev, problem, &mut ());
+    }
+
+    /// [`Engine::roce_frame`], telling `observer` about the packet and its flow.
+    pub fn roce_frame_observed(
+        &mut self,
+        ev: &PacketEvent,
+        problem: Option<Problem>,
+        observer: &mut impl Observer,
+    ) {
         let before = self.events.len();
-        self.packet(ev);
+        self.packet_observed(ev, observer);
         if let Some(problem) = problem.filter(|_| ev.truncated || ev.malformed) {
             for e in &mut self.events[before..] {
                 if matches!(e.kind, Kind::Truncated | Kind::Malformed) && e.detail == Detail::None {
@@ -302,12 +318,17 @@ impl Engine {
 
     /// One RoCE packet (from a frame, or hand-built in tests).
     pub fn packet(&mut self, ev: &PacketEvent) {
+        self.packet_observed(ev, &mut ());
+    }
+
+    fn packet_observed(&mut self, ev: &PacketEvent, observer: &mut impl Observer) {
         self.tick(ev.time_ns);
         match ev.version {
             RoceVersion::V1 => self.capture.rocev1_frames += 1,
             RoceVersion::V2 => self.capture.roce_frames += 1,
         }
         let id = self.flow_id(ev.key);
+        observer.packet(id, ev);
         {
             let f = &mut self.flows[id as usize];
             f.frames += 1;

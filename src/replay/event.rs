@@ -8,7 +8,7 @@ use rocescope_dissectors::icrc::IcrcStatus;
 use rocescope_dissectors::stack::{Network, RoceVersion};
 use rocescope_dissectors::{Opcode, OpcodeInfo, Operation, Position, Psn};
 
-use crate::dissect::FrameView;
+use crate::frame::FrameView;
 
 /// The ICRC verdict of one frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

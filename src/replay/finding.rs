@@ -4,6 +4,8 @@ use std::fmt;
 
 use rocescope_dissectors::Psn;
 
+use crate::units::Duration;
+
 /// Every event kind of interfaces.md §6.6, with the `tcp_bth_*` kinds of §7
 /// (tcp_bth.md §d.1 step 4 and the §d.2 consistency checks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -197,39 +199,6 @@ pub struct Finding {
     pub detail: Detail,
 }
 
-/// `512ns`, `335.5us`, `1.28ms`, `655.36ms`, `2.000s`: the one duration
-/// format of every report, frame line and screen (rounded, short).
-fn fmt_ns(f: &mut impl fmt::Write, ns: u64) -> fmt::Result {
-    if ns < 1_000 {
-        write!(f, "{ns}ns")
-    } else if ns < 1_000_000 {
-        let tenths = (ns + 50) / 100;
-        write!(f, "{}.{}us", tenths / 10, tenths % 10)
-    } else if ns < 1_000_000_000 {
-        let hundredths = (ns + 5_000) / 10_000;
-        let (whole, frac) = (hundredths / 100, hundredths % 100);
-        if frac == 0 {
-            write!(f, "{whole}ms")
-        } else if frac % 10 == 0 {
-            write!(f, "{whole}.{}ms", frac / 10)
-        } else {
-            write!(f, "{whole}.{frac:02}ms")
-        }
-    } else {
-        let ms = ns / 1_000_000;
-        write!(f, "{}.{:03}s", ms / 1000, ms % 1000)
-    }
-}
-
-/// Duration text, e.g. `1.28ms` (see `fmt_ns`).
-pub struct Duration(pub u64);
-
-impl fmt::Display for Duration {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt_ns(f, self.0)
-    }
-}
-
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -255,8 +224,8 @@ impl fmt::Display for Detail {
                 msn,
                 rnr_us: Some(us),
             } => {
-                write!(f, "MSN={msn} RNR timer ")?;
-                fmt_ns(f, u64::from(*us) * 1000)
+                let timer = Duration(u64::from(*us) * 1000);
+                write!(f, "MSN={msn} RNR timer {timer}")
             }
             Detail::Nak { msn, rnr_us: None } => write!(f, "MSN={msn}"),
             Detail::ReadGap { n, missing } => {
@@ -273,9 +242,7 @@ impl fmt::Display for Detail {
                 quanta,
                 ns,
             } => {
-                write!(f, "p{priority} {quanta} quanta (")?;
-                fmt_ns(f, *ns)?;
-                f.write_str(")")
+                write!(f, "p{priority} {quanta} quanta ({})", Duration(*ns))
             }
             Detail::Storm {
                 src_mac,
@@ -289,10 +256,8 @@ impl fmt::Display for Detail {
                     "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} p{priority} paused ",
                     m[0], m[1], m[2], m[3], m[4], m[5]
                 )?;
-                fmt_ns(f, *ns)?;
-                f.write_str(" without a break (storm threshold ")?;
-                fmt_ns(f, *threshold_ns)?;
-                f.write_str(")")
+                let (paused, threshold) = (Duration(*ns), Duration(*threshold_ns));
+                write!(f, "{paused} without a break (storm threshold {threshold})")
             }
             Detail::Text(s) => f.write_str(s),
         }

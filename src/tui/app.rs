@@ -4,25 +4,24 @@
 //! [`App::pump`] / [`App::wait_idle`]. Nothing here draws or touches the terminal.
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
-use ratatui::layout::{Position, Rect};
-use rocescope_dissectors::pretty::{Value, Visitor, visit};
 use rocescope_dissectors::stack::Options;
 
 use super::InspectConfig;
-use super::ui;
-use super::worker::{self, ReplayData, Update, WorkerCfg};
+use super::layout::{self, Areas, Hit};
+pub use super::tree::{Detail, TreeNode};
+use super::worker::{self, ReplayData, Update, WorkerCfg, Workers};
 use crate::capture::index::{FrameFile, IndexEntry};
-use crate::dissect::FrameView;
-use crate::dissect::text::{Summarizer, Summary, rel_time};
-use crate::filter::{Filter, FilterError};
+use crate::filter::{Filter, FilterError, FrameMarks};
+use crate::frame::FrameView;
+use crate::frame::summary::{Summarizer, SummaryLine};
 use crate::replay::{Finding, Kind};
+use crate::units::rel_time;
 
 /// The screens of the inspector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,9 +106,16 @@ pub enum Action {
     PrevMatch,
     Help,
     CloseHelp,
+    /// A pointer press at a screen position (resolved through [`layout::hit`]).
     Click {
         column: u16,
         row: u16,
+    },
+    /// What a mouse event was over, already resolved by the input mapping; `scroll` is the
+    /// wheel's rows (none for a press).
+    Point {
+        hit: Hit,
+        scroll: Option<isize>,
     },
     ScrollUp {
         column: u16,
@@ -123,26 +129,6 @@ pub enum Action {
         width: u16,
         height: u16,
     },
-}
-
-/// One line of the field tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TreeNode {
-    pub depth: u16,
-    pub text: String,
-    /// Bytes of the frame (offsets into the captured data).
-    pub range: Range<usize>,
-    pub group: bool,
-    /// Stable name across frames, for the collapsed set.
-    pub path: String,
-}
-
-/// The selected frame, decoded.
-#[derive(Debug, Clone)]
-pub struct Detail {
-    pub number: u64,
-    pub bytes: Vec<u8>,
-    pub nodes: Vec<TreeNode>,
 }
 
 /// A filter being applied, with the frames it matched so far.
@@ -204,15 +190,12 @@ pub struct App {
     /// A one-line message for the status bar.
     pub notice: Option<String>,
     generation: u64,
-    cfg: WorkerCfg,
-    tx: Sender<Update>,
-    rx: Receiver<Update>,
-    stop: Arc<AtomicBool>,
+    workers: Workers,
 }
 
 impl Drop for App {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        // the workers stop with their handle; the filter scans have their own flags
         for a in [&self.display, &self.search].into_iter().flatten() {
             a.stop.store(true, Ordering::Relaxed);
         }
@@ -224,7 +207,6 @@ impl App {
     /// cannot be read is an error line in the UI.
     #[must_use]
     pub fn open(cfg: &InspectConfig) -> App {
-        let (tx, rx) = mpsc::channel();
         let wcfg = WorkerCfg {
             path: cfg.capture.clone(),
             roce_ports: cfg.roce_ports.clone(),
@@ -234,7 +216,6 @@ impl App {
             || cfg.capture.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let stop = Arc::new(AtomicBool::new(false));
         let (file, error) = match FrameFile::open(&cfg.capture) {
             Ok(f) => (Some(f), None),
             Err(e) => (None, Some(format!("{}: {e}", cfg.capture.display()))),
@@ -270,14 +251,10 @@ impl App {
             should_quit: false,
             notice: None,
             generation: 0,
-            cfg: wcfg,
-            tx,
-            rx,
-            stop,
+            workers: Workers::new(wcfg),
         };
         if app.file.is_some() {
-            worker::spawn_index(&app.cfg, app.tx.clone(), Arc::clone(&app.stop));
-            worker::spawn_replay(&app.cfg, app.tx.clone(), Arc::clone(&app.stop));
+            app.workers.start();
         } else {
             app.index_done = true;
             app.replay = ReplayState::Failed("capture not readable".into());
@@ -296,7 +273,7 @@ impl App {
     /// Applies every worker update that has arrived; true when something changed.
     pub fn pump(&mut self) -> bool {
         let mut changed = false;
-        while let Ok(u) = self.rx.try_recv() {
+        while let Some(u) = self.workers.try_recv() {
             self.update(u);
             changed = true;
         }
@@ -308,7 +285,7 @@ impl App {
         let deadline = Instant::now() + timeout;
         while !self.idle() {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
+            match self.workers.recv_timeout(left) {
                 Ok(u) => self.update(u),
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return,
             }
@@ -423,11 +400,43 @@ impl App {
         }
     }
 
+    /// The screen's areas as they are now.
+    #[must_use]
+    pub fn areas(&self) -> Areas {
+        self.areas_of(ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1))
+    }
+
+    /// The areas of a screen of `area`'s size in the current state (the renderer's frame may
+    /// not be the size the app was last told).
+    #[must_use]
+    pub fn areas_of(&self, area: ratatui::layout::Rect) -> Areas {
+        let filter_lines = if self.filter_error.is_some() { 2 } else { 1 };
+        let mut a = layout::areas(area.width, area.height, filter_lines);
+        for r in [
+            &mut a.tabs,
+            &mut a.main,
+            &mut a.list,
+            &mut a.tree,
+            &mut a.hex,
+            &mut a.filter,
+            &mut a.status,
+        ] {
+            r.x += area.x;
+            r.y += area.y;
+        }
+        a
+    }
+
     /// Visible rows of the frame list.
     #[must_use]
     pub fn list_height(&self) -> usize {
-        let a = ui::layout(self, Rect::new(0, 0, self.size.0, self.size.1));
-        usize::from(a.list.height.saturating_sub(3)).max(1)
+        layout::list_rows(self.areas().list)
+    }
+
+    /// First visible line of the field tree.
+    #[must_use]
+    pub fn tree_top(&self) -> usize {
+        layout::tree_top(self.areas().tree, self.tree_sel, self.visible_tree().len())
     }
 
     fn select_row(&mut self, row: usize) {
@@ -468,7 +477,7 @@ impl App {
     #[must_use]
     pub fn row_text(&self, number: u64) -> Option<RowText> {
         self.with_frame(number, |view| {
-            let mut s = Summary::default();
+            let mut s = SummaryLine::default();
             self.summarizer.summarize(view, &mut s);
             let mut time = String::new();
             let _ = rel_time(&mut time, view.rel_ns);
@@ -518,59 +527,7 @@ impl App {
             return;
         }
         self.detail = self.with_frame(number, |view| {
-            let mut b = TreeBuilder {
-                nodes: Vec::new(),
-                depth: 1,
-                base: view.base,
-                paths: vec!["frame".to_owned()],
-            };
-            let f = &view.frame;
-            b.nodes.push(TreeNode {
-                depth: 0,
-                text: format!(
-                    "Frame {}: {} bytes on wire, {} bytes captured",
-                    f.number, f.orig_len, f.caplen
-                ),
-                range: 0..f.data.len(),
-                group: true,
-                path: "frame".into(),
-            });
-            let mut t = String::new();
-            let _ = rel_time(&mut t, view.rel_ns);
-            b.leaf(
-                format!("Arrival time: {} ns since the epoch", f.time_ns),
-                0..0,
-            );
-            b.leaf(format!("Time since first frame: {t} s"), 0..0);
-            b.leaf(format!("Link type: {}", f.link), 0..0);
-            if let Some(p) = view.problem {
-                let tag = if view.truncated {
-                    "[TRUNCATED] "
-                } else if view.malformed {
-                    "[MALFORMED] "
-                } else {
-                    ""
-                };
-                b.leaf(format!("Problem: {tag}{p}"), 0..0);
-            }
-            for finding in self.findings(f.number) {
-                let mut s = format!("Analysis: {}", finding.kind);
-                let d = finding.detail.to_string();
-                if !d.is_empty() {
-                    let _ = write!(s, ": {d}");
-                }
-                b.leaf(s, 0..0);
-            }
-            b.depth = 0;
-            b.paths.clear();
-            if let Some(d) = &view.dissected {
-                visit(d, &mut b);
-            }
-            Detail {
-                number,
-                bytes: f.data.to_vec(),
-                nodes: b.nodes,
-            }
+            super::tree::detail(number, view, self.findings(number))
         });
         let vis = self.visible_tree().len();
         if self.tree_sel >= vis {
@@ -760,6 +717,7 @@ impl App {
             Action::Click { column, row } => self.click(column, row, None),
             Action::ScrollUp { column, row } => self.click(column, row, Some(-3)),
             Action::ScrollDown { column, row } => self.click(column, row, Some(3)),
+            Action::Point { hit, scroll } => self.point(hit, scroll),
         }
     }
 
@@ -804,31 +762,25 @@ impl App {
                 });
                 return;
             };
-            Some(Arc::new(worker::frame_marks(&data.replay.events)))
+            Some(FrameMarks::from_events(&data.replay.events))
         } else {
             None
         };
         self.mode = Mode::Normal;
         self.filter_error = None;
         self.generation += 1;
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = if self.file.is_some() {
+            self.workers.filter(filter, marks, self.generation)
+        } else {
+            Arc::new(AtomicBool::new(true))
+        };
         let active = Active {
             text: self.filter_input.clone(),
             generation: self.generation,
             matches: Vec::new(),
             done: self.file.is_none(),
-            stop: Arc::clone(&stop),
+            stop,
         };
-        if self.file.is_some() {
-            worker::spawn_filter(
-                &self.cfg,
-                filter,
-                marks,
-                self.generation,
-                self.tx.clone(),
-                stop,
-            );
-        }
         let old = match self.filter_kind {
             FilterKind::Display => {
                 self.sel = 0;
@@ -970,60 +922,63 @@ impl App {
     }
 
     fn click(&mut self, column: u16, row: u16, scroll: Option<isize>) {
+        let hit = layout::hit(&self.areas(), self.view == View::Frames, column, row);
+        self.point(hit, scroll);
+    }
+
+    /// A pointer press (`scroll` `None`) or wheel turn over `hit`.
+    fn point(&mut self, hit: Hit, scroll: Option<isize>) {
         if self.mode != Mode::Normal {
             return;
         }
-        let areas = ui::layout(self, Rect::new(0, 0, self.size.0, self.size.1));
-        let at = Position::new(column, row);
-        if self.view == View::Frames && areas.list.contains(at) {
-            self.focus = Focus::List;
-            match scroll {
-                Some(d) => self.move_by(d),
-                None => {
-                    // Border and header rows come first.
-                    let r = usize::from(row.saturating_sub(areas.list.y + 2));
-                    if row >= areas.list.y + 2 {
-                        let to = self.top + r;
-                        if to < self.row_count() {
-                            self.select_row(to);
-                        }
-                    }
-                }
-            }
-        } else if self.view == View::Frames && areas.tree.contains(at) {
-            self.focus = Focus::Tree;
-            match scroll {
-                Some(d) => self.move_by(d),
-                None => {
-                    let first = ui::tree_top(self, areas.tree);
-                    if row > areas.tree.y {
-                        let to = first + usize::from(row - areas.tree.y - 1);
-                        if to < self.visible_tree().len() {
-                            if to == self.tree_sel {
-                                self.set_expanded(None);
-                            }
-                            self.tree_sel = to;
-                        }
-                    }
-                }
-            }
-        } else if areas.main.contains(at) {
-            if let Some(d) = scroll {
+        match (hit, scroll) {
+            (Hit::List(_), Some(d)) => {
+                self.focus = Focus::List;
                 self.move_by(d);
-            } else if self.view != View::Frames && row >= areas.main.y + 2 {
-                // Tables: border, header, then rows from the top the table scrolled to.
-                let h = usize::from(areas.main.height.saturating_sub(3)).max(1);
+            }
+            (Hit::List(row), None) => {
+                self.focus = Focus::List;
+                if let Some(to) = row
+                    .map(|r| self.top + r)
+                    .filter(|&to| to < self.row_count())
+                {
+                    self.select_row(to);
+                }
+            }
+            (Hit::Tree(_), Some(d)) => {
+                self.focus = Focus::Tree;
+                self.move_by(d);
+            }
+            (Hit::Tree(line), None) => {
+                self.focus = Focus::Tree;
+                let first = self.tree_top();
+                if let Some(to) = line
+                    .map(|l| first + l)
+                    .filter(|&to| to < self.visible_tree().len())
+                {
+                    if to == self.tree_sel {
+                        self.set_expanded(None);
+                    }
+                    self.tree_sel = to;
+                }
+            }
+            (Hit::Main(_), Some(d)) => self.move_by(d),
+            (Hit::Main(Some(row)), None) if self.view != View::Frames => {
+                // Tables: rows from the top the table scrolled to.
+                let h = layout::table_rows(self.areas().main);
                 let (cur, count) = self.cursor();
-                let top = cur.saturating_sub(h - 1);
-                let to = top + usize::from(row - areas.main.y - 2);
+                let to = cur.saturating_sub(h - 1) + row;
                 if to < count {
                     self.move_to(to, false);
                 }
             }
-        } else if row == areas.tabs.y {
-            if let Some(v) = ui::tab_at(column) {
-                self.view = v;
+            (Hit::Tab(column), None) => {
+                let titles = View::ALL.map(View::title);
+                if let Some(i) = layout::tab_at(column, titles) {
+                    self.view = View::ALL[i];
+                }
             }
+            _ => {}
         }
     }
 }
@@ -1033,7 +988,7 @@ impl App {
 pub struct RowText {
     pub number: u64,
     pub time: String,
-    pub summary: Summary,
+    pub summary: SummaryLine,
     pub len: u32,
     pub marks: Vec<&'static str>,
     pub problem: bool,
@@ -1082,87 +1037,4 @@ pub fn mark(kind: Kind) -> &'static str {
 
 fn byte_at(s: &str, chars: usize) -> usize {
     s.char_indices().nth(chars).map_or(s.len(), |(i, _)| i)
-}
-
-/// Collects the field tree of [`visit`] as lines.
-struct TreeBuilder {
-    nodes: Vec<TreeNode>,
-    depth: u16,
-    base: usize,
-    paths: Vec<String>,
-}
-
-impl TreeBuilder {
-    fn leaf(&mut self, text: String, range: Range<usize>) {
-        self.nodes.push(TreeNode {
-            depth: self.depth,
-            text,
-            range,
-            group: false,
-            path: String::new(),
-        });
-    }
-
-    fn open(&mut self, key: &str, title: &str, range: Range<usize>) {
-        let parent = self.paths.last().map_or("", String::as_str);
-        let name = if key.is_empty() {
-            // List items: numbered by position among their siblings.
-            let n = self
-                .nodes
-                .iter()
-                .rev()
-                .take_while(|n| n.depth >= self.depth)
-                .filter(|n| n.depth == self.depth && n.group)
-                .count();
-            n.to_string()
-        } else {
-            key.to_owned()
-        };
-        let path = format!("{parent}/{name}");
-        let text = if key.is_empty() {
-            title.to_owned()
-        } else {
-            format!("{title} ({key})")
-        };
-        self.nodes.push(TreeNode {
-            depth: self.depth,
-            text,
-            range: self.base + range.start..self.base + range.end,
-            group: true,
-            path: path.clone(),
-        });
-        self.paths.push(path);
-        self.depth += 1;
-    }
-
-    fn close(&mut self) {
-        self.paths.pop();
-        self.depth = self.depth.saturating_sub(1);
-    }
-}
-
-impl Visitor for TreeBuilder {
-    fn begin(&mut self, key: &'static str, title: &'static str, range: Range<usize>) {
-        self.open(key, title, range);
-    }
-    fn end(&mut self) {
-        self.close();
-    }
-    fn begin_list(&mut self, key: &'static str, title: &'static str, range: Range<usize>) {
-        self.open(key, title, range);
-    }
-    fn end_list(&mut self) {
-        self.close();
-    }
-    fn field(
-        &mut self,
-        key: &'static str,
-        label: &'static str,
-        value: Value<'_>,
-        range: Range<usize>,
-    ) {
-        let _ = key;
-        let range = self.base + range.start..self.base + range.end;
-        self.leaf(format!("{label}: {value}"), range);
-    }
 }

@@ -5,6 +5,7 @@ use crossterm::event::{
 };
 
 use super::app::{Action, FilterKind, Mode, View};
+use super::layout::{self, Areas};
 
 /// The action of one key press in `mode` (releases and repeats of other kinds are ignored).
 #[must_use]
@@ -58,26 +59,28 @@ pub fn map_key(key: KeyEvent, mode: Mode) -> Option<Action> {
     }
 }
 
-/// The action of a mouse event.
+/// The action of a mouse event over the screen laid out as `areas`; `frames` says whether the
+/// frames screen (list and tree) is shown.
 #[must_use]
-pub fn map_mouse(m: MouseEvent) -> Option<Action> {
-    let (column, row) = (m.column, m.row);
-    match m.kind {
-        MouseEventKind::Down(MouseButton::Left) => Some(Action::Click { column, row }),
-        MouseEventKind::ScrollUp => Some(Action::ScrollUp { column, row }),
-        MouseEventKind::ScrollDown => Some(Action::ScrollDown { column, row }),
-        _ => None,
-    }
+pub fn map_mouse(m: MouseEvent, areas: &Areas, frames: bool) -> Option<Action> {
+    let hit = layout::hit(areas, frames, m.column, m.row);
+    let scroll = match m.kind {
+        MouseEventKind::Down(MouseButton::Left) => None,
+        MouseEventKind::ScrollUp => Some(-3),
+        MouseEventKind::ScrollDown => Some(3),
+        _ => return None,
+    };
+    Some(Action::Point { hit, scroll })
 }
 
-/// The action of any terminal event.
+/// The action of any terminal event, in `mode`, over the screen laid out as `areas`.
 #[must_use]
-pub fn map_event(ev: &Event, mode: Mode) -> Option<Action> {
+pub fn map_event(ev: &Event, mode: Mode, areas: &Areas, view: View) -> Option<Action> {
     if let Some(k) = ev.as_key_press_event() {
         return map_key(k, mode);
     }
     match ev {
-        Event::Mouse(m) => map_mouse(*m),
+        Event::Mouse(m) => map_mouse(*m, areas, view == View::Frames),
         Event::Resize(width, height) => Some(Action::Resize {
             width: *width,
             height: *height,

@@ -2,89 +2,20 @@
 //! reads the rows it shows from the capture file through the index (`&File` reads).
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Clear, Paragraph, Row, Table, TableState};
 
 use super::app::{App, FilterKind, Focus, Mode, ReplayState, View};
+use super::layout::{TAB_SEP, tab_label};
 use super::widgets;
-use crate::replay::finding::Duration as Dur;
-
-/// The screen's areas.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Areas {
-    pub tabs: Rect,
-    pub main: Rect,
-    pub list: Rect,
-    pub tree: Rect,
-    pub hex: Rect,
-    pub filter: Rect,
-    pub status: Rect,
-}
-
-/// Splits `area` the way [`render`] draws (the app uses it for mouse hits and page sizes).
-#[must_use]
-pub fn layout(app: &App, area: Rect) -> Areas {
-    let filter_h = if app.filter_error.is_some() { 2 } else { 1 };
-    let [tabs, main, filter, status] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(3),
-        Constraint::Length(filter_h),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-    let [list, bottom] =
-        Layout::vertical([Constraint::Percentage(45), Constraint::Min(3)]).areas(main);
-    let [tree, hex] =
-        Layout::horizontal([Constraint::Min(20), Constraint::Length(76)]).areas(bottom);
-    Areas {
-        tabs,
-        main,
-        list,
-        tree,
-        hex,
-        filter,
-        status,
-    }
-}
-
-const TAB_SEP: &str = " │ ";
-
-fn tab_label(i: usize, v: View) -> String {
-    format!("{} {}", i + 1, v.title())
-}
-
-/// The view whose tab title is at `column` of the tab line.
-#[must_use]
-pub fn tab_at(column: u16) -> Option<View> {
-    let mut x = 1usize;
-    for (i, v) in View::ALL.iter().enumerate() {
-        let w = tab_label(i, *v).chars().count();
-        if (x..x + w).contains(&usize::from(column)) {
-            return Some(*v);
-        }
-        x += w + TAB_SEP.chars().count();
-    }
-    None
-}
-
-/// First visible line of the field tree in `area`.
-#[must_use]
-pub fn tree_top(app: &App, area: Rect) -> usize {
-    let h = usize::from(area.height.saturating_sub(2)).max(1);
-    if app.tree_sel < h {
-        return 0;
-    }
-    let total = app.visible_tree().len();
-    app.tree_sel
-        .saturating_sub(h / 3)
-        .min(total.saturating_sub(h))
-}
+use crate::units::Duration as Dur;
 
 /// Draws the whole screen.
 pub fn render(app: &App, frame: &mut Frame<'_>) {
-    let areas = layout(app, frame.area());
+    let area = frame.area();
+    let areas = app.areas_of(area);
     render_tabs(app, frame, areas.tabs);
     match app.view {
         View::Frames => {
@@ -124,7 +55,7 @@ fn render_tabs(app: &App, frame: &mut Frame<'_>, area: Rect) {
         } else {
             Style::new()
         };
-        spans.push(Span::styled(tab_label(i, *v), style));
+        spans.push(Span::styled(tab_label(i, v.title()), style));
     }
     spans.push(Span::styled(
         format!("   rocescope inspect {}", app.name),
@@ -251,7 +182,7 @@ pub fn render_detail(app: &App, frame: &mut Frame<'_>, area: Rect) {
         frame.render_widget(block, area);
         return;
     };
-    let top = tree_top(app, area);
+    let top = super::layout::tree_top(area, app.tree_sel, visible.len());
     let h = usize::from(area.height.saturating_sub(2));
     let mut lines = Vec::with_capacity(h);
     for (i, &idx) in visible.iter().enumerate().skip(top).take(h) {
@@ -463,7 +394,7 @@ fn render_events(app: &App, frame: &mut Frame<'_>, area: Rect) {
         let style =
             mark_color(super::app::mark(e.kind)).map_or(Style::new(), |c| Style::new().fg(c));
         let mut time = String::new();
-        let _ = crate::dissect::text::rel_time(&mut time, i128::from(e.time_ns) - i128::from(t0));
+        let _ = crate::units::rel_time(&mut time, i128::from(e.time_ns) - i128::from(t0));
         Row::new(vec![
             e.frame.to_string(),
             time,

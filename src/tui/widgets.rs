@@ -9,7 +9,7 @@ use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Row, T
 
 use super::app::App;
 use super::worker::{PsnClass, PsnPoint};
-use crate::replay::finding::Duration as Dur;
+use crate::units::Duration as Dur;
 
 /// Points drawn per class at most (the rest is sampled evenly).
 const MAX_DRAWN: usize = 20_000;

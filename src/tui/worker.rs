@@ -1,23 +1,28 @@
-//! Background work of the inspector: the frame index, the replay and filter scans.
+//! Background work of the inspector: the frame index, the replay and filter scans, each on its
+//! own thread behind one [`Workers`] handle.
 //!
-//! Each worker reads the capture on its own thread and sends [`Update`]s; the UI thread applies
-//! them to the [`super::app::App`] between key presses. Every worker stops when its `stop` flag
-//! is set (a new filter, or the app going away).
+//! Each worker reads the capture itself and sends [`Update`]s; the UI thread applies them to
+//! the [`super::app::App`] between key presses. The replay goes through the same driver as
+//! `analyze` ([`crate::replay::run`]); the PSN chart is an observer of it. Every worker stops
+//! when its stop flag is set (a new filter, or the app going away).
 
 use std::net::IpAddr;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
+use std::time::Duration;
 
 use rocescope_dissectors::stack::Options;
 
 use crate::capture::CaptureReader;
 use crate::capture::index::{IndexEntry, Indexer};
-use crate::dissect::FrameView;
-use crate::filter::{Filter, Marks};
-use crate::replay::{Detail, Engine, EngineConfig, Finding, Kind, PacketEvent, Replay};
+use crate::filter::{Filter, FrameMarks};
+use crate::frame::FrameView;
+use crate::replay::{self, Detail, EngineConfig, Finding, Kind, Observer, PacketEvent, Replay};
+use crate::source::{self, Threads};
 
 /// Index entries sent per update.
 const INDEX_CHUNK: usize = 16_384;
@@ -96,8 +101,76 @@ pub struct WorkerCfg {
     pub link_bps: u64,
 }
 
+/// The inspector's background threads: they all report on one channel and stop together.
+#[derive(Debug)]
+pub struct Workers {
+    cfg: WorkerCfg,
+    tx: Sender<Update>,
+    rx: Receiver<Update>,
+    /// Stops the index and the replay (filters have their own flags).
+    stop: Arc<AtomicBool>,
+}
+
+impl Workers {
+    #[must_use]
+    pub fn new(cfg: WorkerCfg) -> Self {
+        let (tx, rx) = mpsc::channel();
+        Workers {
+            cfg,
+            tx,
+            rx,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Starts indexing the capture and replaying it.
+    pub fn start(&self) {
+        spawn_index(&self.cfg, self.tx.clone(), Arc::clone(&self.stop));
+        spawn_replay(&self.cfg, self.tx.clone(), Arc::clone(&self.stop));
+    }
+
+    /// Starts a filter scan (generation `generation`); setting the returned flag stops it.
+    pub fn filter(
+        &self,
+        filter: Filter,
+        marks: Option<FrameMarks>,
+        generation: u64,
+    ) -> Arc<AtomicBool> {
+        let stop = Arc::new(AtomicBool::new(false));
+        spawn_filter(
+            &self.cfg,
+            filter,
+            marks,
+            generation,
+            self.tx.clone(),
+            Arc::clone(&stop),
+        );
+        stop
+    }
+
+    /// An update that has arrived, if any.
+    #[must_use]
+    pub fn try_recv(&self) -> Option<Update> {
+        self.rx.try_recv().ok()
+    }
+
+    /// The next update, waiting at most `timeout`.
+    ///
+    /// # Errors
+    /// Nothing arrived in time.
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<Update, RecvTimeoutError> {
+        self.rx.recv_timeout(timeout)
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Spawns the index worker.
-pub fn spawn_index(cfg: &WorkerCfg, tx: Sender<Update>, stop: Arc<AtomicBool>) {
+fn spawn_index(cfg: &WorkerCfg, tx: Sender<Update>, stop: Arc<AtomicBool>) {
     let path = cfg.path.clone();
     let _ = thread::Builder::new()
         .name("inspect-index".into())
@@ -134,84 +207,96 @@ pub fn spawn_index(cfg: &WorkerCfg, tx: Sender<Update>, stop: Arc<AtomicBool>) {
 }
 
 /// Spawns the replay worker (the `analyze` engine over the whole file).
-pub fn spawn_replay(cfg: &WorkerCfg, tx: Sender<Update>, stop: Arc<AtomicBool>) {
+fn spawn_replay(cfg: &WorkerCfg, tx: Sender<Update>, stop: Arc<AtomicBool>) {
     let cfg = cfg.clone();
     let _ = thread::Builder::new()
         .name("inspect-replay".into())
         .spawn(move || {
-            let result = replay(&cfg, &tx, &stop).map(Box::new);
-            if !stop.load(Ordering::Relaxed) {
-                let _ = tx.send(Update::ReplayDone(result));
+            if let Some(result) = replay(&cfg, &tx, &stop) {
+                let _ = tx.send(Update::ReplayDone(result.map(Box::new)));
             }
         });
 }
 
-fn replay(cfg: &WorkerCfg, tx: &Sender<Update>, stop: &AtomicBool) -> Result<ReplayData, String> {
-    let mut reader = CaptureReader::open(&cfg.path).map_err(|e| e.to_string())?;
-    let options = Options {
-        roce_ports: &cfg.roce_ports,
-        ..Options::default()
+/// The PSN chart as an observer of the replay: one point per request packet of each flow,
+/// [`MAX_PSN_POINTS`] in all. It also reports progress and stops the replay when asked.
+struct PsnChart<'a> {
+    psn: Vec<Vec<PsnPoint>>,
+    kept: usize,
+    dropped: u64,
+    tx: &'a Sender<Update>,
+    stop: &'a AtomicBool,
+}
+
+impl Observer for PsnChart<'_> {
+    fn packet(&mut self, flow: u32, ev: &PacketEvent) {
+        if !ev.operation().is_some_and(|o| o.is_request()) {
+            return;
+        }
+        let id = flow as usize;
+        if self.psn.len() <= id {
+            self.psn.resize_with(id + 1, Vec::new);
+        }
+        if self.kept < MAX_PSN_POINTS {
+            self.kept += 1;
+            self.psn[id].push(PsnPoint {
+                frame: ev.frame,
+                time_ns: ev.time_ns,
+                psn: ev.psn.value(),
+                class: PsnClass::InOrder,
+            });
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    fn progress(&mut self, frames: u64, _bytes: u64) -> ControlFlow<()> {
+        if self.stop.load(Ordering::Relaxed) {
+            return ControlFlow::Break(());
+        }
+        let _ = self.tx.send(Update::ReplayProgress(frames));
+        ControlFlow::Continue(())
+    }
+}
+
+/// The replay of the whole capture; `None` when it was stopped.
+fn replay(
+    cfg: &WorkerCfg,
+    tx: &Sender<Update>,
+    stop: &AtomicBool,
+) -> Option<Result<ReplayData, String>> {
+    let mut reader = match CaptureReader::open(&cfg.path) {
+        Ok(r) => r,
+        Err(e) => return Some(Err(e.to_string())),
     };
-    let mut engine = Engine::new(EngineConfig {
+    let engine = EngineConfig {
         link_bps: cfg.link_bps,
         roce_ports: cfg.roce_ports.clone(),
         ..EngineConfig::default()
-    });
-    let mut psn: Vec<Vec<PsnPoint>> = Vec::new();
-    let mut kept = 0usize;
-    let mut dropped = 0u64;
-    let mut first = None;
-    let mut error = None;
-    while let Some(item) = reader.next_frame() {
-        let frame = match item {
-            Ok(f) => f,
-            Err(e) => {
-                error = Some(e.to_string());
-                break;
-            }
-        };
-        let first = *first.get_or_insert(frame.time_ns);
-        let view = FrameView::new(frame, &options, first);
-        engine.frame(&view);
-        if let Some(ev) = PacketEvent::from_view(&view) {
-            if ev.operation().is_some_and(|o| o.is_request()) {
-                if let Some(flow) = engine.flow(&ev.key) {
-                    let id = flow.id as usize;
-                    if psn.len() <= id {
-                        psn.resize_with(id + 1, Vec::new);
-                    }
-                    if kept < MAX_PSN_POINTS {
-                        kept += 1;
-                        psn[id].push(PsnPoint {
-                            frame: ev.frame,
-                            time_ns: ev.time_ns,
-                            psn: ev.psn.value(),
-                            class: PsnClass::InOrder,
-                        });
-                    } else {
-                        dropped += 1;
-                    }
-                }
-            }
-        }
-        let n = view.frame.number;
-        if n % 65_536 == 0 {
-            if stop.load(Ordering::Relaxed) {
-                return Err("stopped".into());
-            }
-            let _ = tx.send(Update::ReplayProgress(n));
-        }
+    };
+    let mut chart = PsnChart {
+        psn: Vec::new(),
+        kept: 0,
+        dropped: 0,
+        tx,
+        stop,
+    };
+    // One thread: the index worker has the other core.
+    let replayed = replay::run_with(&mut reader, &engine, Some(None), &mut chart);
+    if replayed.stopped || stop.load(Ordering::Relaxed) {
+        return None;
     }
-    let replay = engine.finish();
+    let replay = replayed.replay;
+    let mut psn = chart.psn;
     classify(&mut psn, &replay.events);
     let pauses = pauses(&replay.events);
-    Ok(ReplayData {
+    Some(Ok(ReplayData {
         replay,
         psn,
-        psn_dropped: dropped,
+        psn_dropped: chart.dropped,
         pauses,
-        error,
-    })
+        error: replayed.error.map(|e| e.to_string()),
+    }))
 }
 
 /// Marks PSN points with the replay's findings on their frame.
@@ -268,30 +353,11 @@ fn pauses(events: &[Finding]) -> Vec<PauseSpan> {
     spans
 }
 
-/// Each frame's replay marks (`loss`, `ooo`, `dup`, `retrans`), sorted by frame.
-#[must_use]
-pub fn frame_marks(events: &[Finding]) -> Vec<(u64, Marks)> {
-    let mut all: Vec<(u64, Marks)> = events
-        .iter()
-        .map(|ev| (ev.frame, Marks::of_kind(ev.kind)))
-        .filter(|(_, m)| !m.is_empty())
-        .collect();
-    all.sort_by_key(|(f, _)| *f);
-    let mut out: Vec<(u64, Marks)> = Vec::with_capacity(all.len());
-    for (frame, mark) in all {
-        match out.last_mut() {
-            Some((f, m)) if *f == frame => m.insert(mark),
-            _ => out.push((frame, mark)),
-        }
-    }
-    out
-}
-
 /// Spawns a filter scan over the whole file (generation `generation`).
-pub fn spawn_filter(
+fn spawn_filter(
     cfg: &WorkerCfg,
     filter: Filter,
-    marks: Option<Arc<Vec<(u64, Marks)>>>,
+    marks: Option<FrameMarks>,
     generation: u64,
     tx: Sender<Update>,
     stop: Arc<AtomicBool>,
@@ -308,33 +374,29 @@ pub fn spawn_filter(
                 roce_ports: &cfg.roce_ports,
                 ..Options::default()
             };
-            let mut first = None;
+            let mut marks = marks.unwrap_or_default();
             let mut chunk = Vec::new();
-            // frame numbers rise in file order: walk the sorted marks alongside
-            let marks = marks.as_deref().map_or(&[][..], Vec::as_slice);
-            let mut next_mark = 0;
-            while let Some(Ok(frame)) = reader.next_frame() {
-                let first = *first.get_or_insert(frame.time_ns);
-                let view = FrameView::new(frame, &options, first);
-                while marks.get(next_mark).is_some_and(|m| m.0 < frame.number) {
-                    next_mark += 1;
-                }
-                let frame_marks = marks
-                    .get(next_mark)
-                    .filter(|m| m.0 == frame.number)
-                    .map_or(Marks::default(), |m| m.1);
-                if filter.matches_marked(&view.facts(), frame_marks, view.dissected.as_ref()) {
-                    chunk.push(view.frame.number);
+            let scanned = source::for_each(&mut reader, Threads::One, |frame, at| {
+                let view = FrameView::new(frame, &options, at.first_time_ns);
+                let m = marks.next_frame(frame.number);
+                if filter.matches_marked(&view.facts(), m, view.dissected.as_ref()) {
+                    chunk.push(frame.number);
                     if chunk.len() >= MATCH_CHUNK {
                         let frames = std::mem::take(&mut chunk);
                         if tx.send(Update::Matches { generation, frames }).is_err() {
-                            return;
+                            return Ok(ControlFlow::Break(()));
                         }
                     }
                 }
-                if view.frame.number % 16_384 == 0 && stop.load(Ordering::Relaxed) {
-                    return;
+                if frame.number % 16_384 == 0 && stop.load(Ordering::Relaxed) {
+                    return Ok(ControlFlow::Break(()));
                 }
+                Ok::<_, crate::capture::CaptureError>(ControlFlow::Continue(()))
+            });
+            // A scan that stopped early (a newer filter) reports nothing more; one that ended in
+            // a capture error reports what it found before it.
+            if stop.load(Ordering::Relaxed) && scanned.is_ok() {
+                return;
             }
             if !chunk.is_empty() {
                 let _ = tx.send(Update::Matches {

@@ -1,0 +1,72 @@
+//! Link-layer header types (the tcpdump.org `LINKTYPE_` registry, capture-formats.md §5) and
+//! the layer the dissector starts at for each of them.
+
+use core::fmt;
+
+use crate::stack::Start;
+
+/// Link-layer header type of a captured frame: an open newtype (every value is kept, the
+/// ones the dissector cannot start on are reported per frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LinkType(pub u32);
+
+impl LinkType {
+    /// `LINKTYPE_ETHERNET`: Ethernet II / 802.3.
+    pub const ETHERNET: LinkType = LinkType(1);
+    /// `LINKTYPE_LINUX_SLL`: Linux cooked capture v1 (`tcpdump -i any`, older libpcap).
+    pub const LINUX_SLL: LinkType = LinkType(113);
+    /// `LINKTYPE_LINUX_SLL2`: Linux cooked capture v2 (`tcpdump -i any`, libpcap ≥ 1.10).
+    pub const LINUX_SLL2: LinkType = LinkType(276);
+
+    /// Where the dissector starts on frames of this link type; `None` when it cannot.
+    #[must_use]
+    pub const fn start(self) -> Option<Start> {
+        match self {
+            Self::ETHERNET => Some(Start::Ethernet),
+            Self::LINUX_SLL => Some(Start::Sll),
+            Self::LINUX_SLL2 => Some(Start::Sll2),
+            _ => None,
+        }
+    }
+
+    /// Whether the dissector can start on frames of this link type.
+    #[must_use]
+    pub const fn is_supported(self) -> bool {
+        self.start().is_some()
+    }
+
+    /// The registry name (`ETHERNET`, `LINUX_SLL`, `LINUX_SLL2`), `None` for other values.
+    #[must_use]
+    pub const fn name(self) -> Option<&'static str> {
+        match self {
+            Self::ETHERNET => Some("ETHERNET"),
+            Self::LINUX_SLL => Some("LINUX_SLL"),
+            Self::LINUX_SLL2 => Some("LINUX_SLL2"),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for LinkType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => f.write_str(name),
+            None => write!(f, "LINKTYPE({})", self.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn test_names_and_starts() {
+        assert_eq!(LinkType::ETHERNET.start(), Some(Start::Ethernet));
+        assert_eq!(LinkType::LINUX_SLL2.start(), Some(Start::Sll2));
+        assert_eq!(LinkType(147).start(), None);
+        assert!(!LinkType(147).is_supported());
+        assert_eq!(LinkType(147).to_string(), "LINKTYPE(147)");
+        assert_eq!(LinkType::LINUX_SLL.to_string(), "LINUX_SLL");
+    }
+}

@@ -1,0 +1,144 @@
+//! The one read-ahead: a producer thread fills batches while the caller's thread drains them,
+//! in order; drained batches go back to the producer to be filled again, so once the pool of
+//! batches exists nothing is allocated per item. Frames read from a capture ([`crate::source`])
+//! and frames built by the generator (`send`) both go through it.
+//!
+//! The producer learns how far ahead it is ([`Ahead::waiting`]): the replay uses that to decide
+//! whether the reading thread also dissects (the engine thread has work queued) or only copies.
+
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// What the producer says after filling a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filled {
+    /// More batches follow.
+    More,
+    /// The input ended (or failed) with this batch, which may be empty.
+    Last,
+}
+
+/// What the producer can see of the consumer.
+#[derive(Debug, Default)]
+pub struct Ahead {
+    waiting: AtomicUsize,
+}
+
+impl Ahead {
+    /// Filled batches the consumer has not taken yet.
+    #[must_use]
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Relaxed)
+    }
+}
+
+/// Run `produce` on a second thread over the recycled `pool` and `consume` every filled batch
+/// here, in order, until the producer says [`Filled::Last`] (that batch is consumed too), or
+/// `consume` breaks or fails (the producer then stops at its next hand-over). A panic on the
+/// producer's thread is resumed here.
+///
+/// # Errors
+/// The first error `consume` returns.
+pub fn run<B: Send, E>(
+    pool: Vec<B>,
+    mut produce: impl FnMut(&mut B, &Ahead) -> Filled + Send,
+    mut consume: impl FnMut(&mut B) -> Result<ControlFlow<()>, E>,
+) -> Result<ControlFlow<()>, E> {
+    let depth = pool.len().max(1);
+    let (full_tx, full_rx) = mpsc::sync_channel::<B>(depth);
+    let (free_tx, free_rx) = mpsc::sync_channel::<B>(depth);
+    for batch in pool {
+        // cannot fail: the receiver is alive and the channel has room for all
+        let _ = free_tx.send(batch);
+    }
+    let ahead = Ahead::default();
+    std::thread::scope(|scope| {
+        let ahead = &ahead;
+        let producer = scope.spawn(move || {
+            while let Ok(mut batch) = free_rx.recv() {
+                let filled = produce(&mut batch, ahead);
+                ahead.waiting.fetch_add(1, Ordering::Relaxed);
+                if full_tx.send(batch).is_err() || filled == Filled::Last {
+                    return;
+                }
+            }
+        });
+        let mut result = Ok(ControlFlow::Continue(()));
+        for mut batch in full_rx.iter() {
+            ahead.waiting.fetch_sub(1, Ordering::Relaxed);
+            match consume(&mut batch) {
+                Ok(ControlFlow::Continue(())) => {}
+                stop => {
+                    result = stop;
+                    break;
+                }
+            }
+            // Fails once the producer has ended: the batches still queued are consumed all
+            // the same, so the result does not matter.
+            let _ = free_tx.send(batch);
+        }
+        // Hanging up lets a producer waiting for a free batch, or blocked on a full queue, end.
+        drop(free_tx);
+        drop(full_rx);
+        if let Err(panic) = producer.join() {
+            std::panic::resume_unwind(panic);
+        }
+        result
+    })
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn every_item_arrives_in_order_and_batches_are_reused() {
+        let mut next = 0u32;
+        let mut seen = Vec::new();
+        let pool: Vec<Vec<u32>> = (0..3).map(|_| Vec::with_capacity(10)).collect();
+        let r = run(
+            pool,
+            |b: &mut Vec<u32>, _| {
+                b.clear();
+                while b.len() < 10 && next < 95 {
+                    b.push(next);
+                    next += 1;
+                }
+                if next == 95 {
+                    Filled::Last
+                } else {
+                    Filled::More
+                }
+            },
+            |b| -> Result<_, ()> {
+                seen.extend_from_slice(b);
+                Ok(ControlFlow::Continue(()))
+            },
+        );
+        assert_eq!(r, Ok(ControlFlow::Continue(())));
+        assert_eq!(seen, (0..95).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_consumer_can_stop_early_and_fail() {
+        let endless = |b: &mut u64, _: &Ahead| {
+            *b += 1;
+            Filled::More
+        };
+        let mut taken = 0;
+        let r = run(vec![0u64; 2], endless, |_| -> Result<_, ()> {
+            taken += 1;
+            Ok(if taken == 5 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            })
+        });
+        assert_eq!((r, taken), (Ok(ControlFlow::Break(())), 5));
+        let r = run(vec![0u64; 2], endless, |_| {
+            Err::<ControlFlow<()>, _>("full disk")
+        });
+        assert_eq!(r, Err("full disk"));
+    }
+}

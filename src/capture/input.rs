@@ -1,0 +1,92 @@
+//! The capture reader's input: one reusable buffer over any byte stream, read in large chunks,
+//! so that files larger than RAM and pipes read the same way and nothing is allocated per frame.
+
+use std::io::{self, Read};
+
+use super::BUF_SIZE;
+
+/// A reusable input buffer over any byte stream.
+pub(super) struct Input {
+    src: Box<dyn Read + Send>,
+    pub(super) buf: Vec<u8>,
+    /// Start of the unconsumed bytes.
+    pub(super) pos: usize,
+    /// End of the valid bytes.
+    end: usize,
+    /// Stream offset of `buf[0]`.
+    pub(super) base: u64,
+    eof: bool,
+}
+
+impl Input {
+    pub(super) fn new(src: Box<dyn Read + Send>) -> Self {
+        Input {
+            src,
+            buf: vec![0; BUF_SIZE],
+            pos: 0,
+            end: 0,
+            base: 0,
+            eof: false,
+        }
+    }
+
+    /// Tries to have at least `need` unconsumed bytes in the buffer; returns how many there are
+    /// (fewer only at the end of the input). `need` must be at most [`MAX_RECORD_LEN`].
+    pub(super) fn ensure(&mut self, need: usize) -> io::Result<usize> {
+        if self.end - self.pos >= need || self.eof {
+            return Ok(self.end - self.pos);
+        }
+        if self.pos + need > self.buf.len() {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.base += self.pos as u64;
+            self.end -= self.pos;
+            self.pos = 0;
+            if need > self.buf.len() {
+                self.buf.resize(need, 0);
+            }
+        }
+        while self.end - self.pos < need {
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(self.end - self.pos)
+    }
+
+    pub(super) fn avail(&self) -> &[u8] {
+        &self.buf[self.pos..self.end]
+    }
+
+    pub(super) fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.end);
+    }
+
+    /// Stream offset of the first unconsumed byte.
+    pub(super) fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+}
+
+pub(super) fn read_u16(b: &[u8], at: usize, big: bool) -> Option<u16> {
+    let bytes: [u8; 2] = b.get(at..at + 2)?.try_into().ok()?;
+    Some(if big {
+        u16::from_be_bytes(bytes)
+    } else {
+        u16::from_le_bytes(bytes)
+    })
+}
+
+pub(super) fn read_u32(b: &[u8], at: usize, big: bool) -> Option<u32> {
+    let bytes: [u8; 4] = b.get(at..at + 4)?.try_into().ok()?;
+    Some(if big {
+        u32::from_be_bytes(bytes)
+    } else {
+        u32::from_le_bytes(bytes)
+    })
+}

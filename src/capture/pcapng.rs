@@ -1,0 +1,359 @@
+//! pcapng: section headers (either byte order, several sections), interface descriptions with
+//! their `if_tsresol` and `if_tsoffset`, and the packet blocks (EPB, SPB, the obsolete PB). The
+//! block framing is parsed by the `pcap-file` crate; the packet blocks are decoded here, because
+//! `pcap-file` 2.0 ignores `if_tsresol`, keeps the padding of SPBs and allocates for EPB options.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use pcap_file::Endianness;
+use pcap_file::pcapng::PcapNgParser;
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption,
+};
+
+use super::input::{Input, read_u16, read_u32};
+use super::{
+    CaptureError, Current, Format, MAX_RECORD_LEN, StepError, io_err, magic, pcap_error_reason,
+};
+use crate::frame::LinkType;
+
+mod block {
+    pub const SECTION_HEADER: u32 = 0x0A0D_0D0A;
+    pub const INTERFACE_DESCRIPTION: u32 = 1;
+    pub const PACKET: u32 = 2;
+    pub const SIMPLE_PACKET: u32 = 3;
+    pub const ENHANCED_PACKET: u32 = 6;
+}
+
+/// Timestamp unit of a pcapng interface (`if_tsresol`).
+#[derive(Debug, Clone, Copy)]
+enum TsUnit {
+    /// 10^-n seconds.
+    Pow10(u8),
+    /// 2^-n seconds.
+    Pow2(u8),
+}
+
+impl TsUnit {
+    fn from_tsresol(v: u8) -> Self {
+        if v & 0x80 == 0 {
+            TsUnit::Pow10(v)
+        } else {
+            TsUnit::Pow2(v & 0x7f)
+        }
+    }
+
+    fn to_ns(self, ticks: u64) -> u128 {
+        let ticks = u128::from(ticks);
+        match self {
+            TsUnit::Pow10(n) if n <= 9 => ticks * 10u128.pow(u32::from(9 - n)),
+            TsUnit::Pow10(n) => 10u128
+                .checked_pow(u32::from(n - 9))
+                .map_or(0, |div| ticks / div),
+            // ticks < 2^64, 10^9 < 2^30: the product fits in u128.
+            TsUnit::Pow2(n) => (ticks * 1_000_000_000) >> n,
+        }
+    }
+}
+
+/// What the reader needs to know about one pcapng interface.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Iface {
+    link: LinkType,
+    snaplen: u32,
+    unit: TsUnit,
+    /// `if_tsoffset`, in nanoseconds.
+    offset_ns: i128,
+}
+
+impl Iface {
+    fn from_idb(idb: &InterfaceDescriptionBlock<'_>) -> Self {
+        let mut unit = TsUnit::Pow10(6);
+        let mut offset_ns = 0i128;
+        for opt in &idb.options {
+            match opt {
+                InterfaceDescriptionOption::IfTsResol(v) => unit = TsUnit::from_tsresol(*v),
+                // The option is a signed 64-bit count of seconds; pcap-file hands it over unsigned.
+                #[allow(clippy::cast_possible_wrap)]
+                InterfaceDescriptionOption::IfTsOffset(secs) => {
+                    offset_ns = i128::from(*secs as i64) * 1_000_000_000;
+                }
+                _ => {}
+            }
+        }
+        Iface {
+            link: LinkType(u32::from(idb.linktype)),
+            snaplen: idb.snaplen,
+            unit,
+            offset_ns,
+        }
+    }
+
+    fn time_ns(&self, ticks: u64) -> u64 {
+        let ns = i128::try_from(self.unit.to_ns(ticks)).unwrap_or(i128::MAX) + self.offset_ns;
+        u64::try_from(ns.max(0)).unwrap_or(u64::MAX)
+    }
+}
+
+/// Parses the first pcapng section header block (the block type is known to be SHB).
+pub(super) fn open_pcapng(path: &Path, input: &mut Input) -> Result<Format, CaptureError> {
+    let what = "pcapng section header";
+    let have = input.ensure(12).map_err(|e| io_err(path, e))?;
+    if have < 12 {
+        return Err(CaptureError::TruncatedHeader {
+            path: path.to_owned(),
+            what,
+            need: 12,
+            have,
+        });
+    }
+    let big = match read_u32(input.avail(), 8, true) {
+        Some(magic::PCAPNG_BOM_BE) => true,
+        Some(magic::PCAPNG_BOM_LE) => false,
+        _ => {
+            return Err(CaptureError::Malformed {
+                path: path.to_owned(),
+                what,
+                offset: 0,
+                reason: "bad byte-order magic".into(),
+            });
+        }
+    };
+    let len = read_u32(input.avail(), 4, big).unwrap_or(0) as usize;
+    if !(28..=MAX_RECORD_LEN).contains(&len) || len % 4 != 0 {
+        return Err(CaptureError::Malformed {
+            path: path.to_owned(),
+            what,
+            offset: 0,
+            reason: format!("bad block length {len}").into(),
+        });
+    }
+    let have = input.ensure(len).map_err(|e| io_err(path, e))?;
+    if have < len {
+        return Err(CaptureError::TruncatedHeader {
+            path: path.to_owned(),
+            what,
+            need: len,
+            have,
+        });
+    }
+    let parser = match PcapNgParser::new(input.avail()) {
+        Ok((_, parser)) => parser,
+        Err(e) => {
+            return Err(CaptureError::Malformed {
+                path: path.to_owned(),
+                what,
+                offset: 0,
+                reason: pcap_error_reason(e),
+            });
+        }
+    };
+    input.consume(len);
+    Ok(Format::PcapNg {
+        parser,
+        big,
+        ifaces: Vec::new(),
+    })
+}
+
+pub(super) fn next_pcapng(
+    input: &mut Input,
+    parser: &mut PcapNgParser,
+    big: &mut bool,
+    ifaces: &mut Vec<Iface>,
+    last_time_ns: u64,
+) -> Result<Option<Current>, StepError> {
+    const BLOCK_HEADER_LEN: usize = 8;
+    const BLOCK_MIN_LEN: usize = 12;
+    loop {
+        let offset = input.offset();
+        let have = input.ensure(BLOCK_MIN_LEN)?;
+        if have == 0 {
+            return Ok(None);
+        }
+        let avail = input.avail();
+        let block_type = read_u32(avail, 0, *big).unwrap_or(0);
+        // A new section may switch the byte order: its length is read in the order its own
+        // byte-order magic gives.
+        let len_big = if block_type == block::SECTION_HEADER {
+            match read_u32(avail, 8, true) {
+                Some(magic::PCAPNG_BOM_BE) => true,
+                Some(magic::PCAPNG_BOM_LE) => false,
+                Some(_) => {
+                    return Err(StepError::Malformed {
+                        what: "block",
+                        offset,
+                        reason: "section header with a bad byte-order magic".into(),
+                    });
+                }
+                None => *big,
+            }
+        } else {
+            *big
+        };
+        if have < BLOCK_MIN_LEN {
+            return Err(StepError::RecordHeader {
+                what: "block",
+                offset,
+                need: BLOCK_MIN_LEN,
+                left: have,
+            });
+        }
+        let len = read_u32(avail, 4, len_big).unwrap_or(0) as usize;
+        if len < BLOCK_MIN_LEN || len % 4 != 0 || len > MAX_RECORD_LEN {
+            return Err(StepError::Malformed {
+                what: "block",
+                offset,
+                reason: format!("bad block length {len}").into(),
+            });
+        }
+        let have = input.ensure(len)?;
+        if have < len {
+            return Err(StepError::Record {
+                what: "block",
+                offset,
+                says: len as u64,
+                left: have as u64,
+            });
+        }
+        let block_type = match parser.next_raw_block(input.avail()) {
+            Ok((_, raw)) => raw.type_,
+            Err(e) => {
+                return Err(StepError::Malformed {
+                    what: "block",
+                    offset,
+                    reason: pcap_error_reason(e),
+                });
+            }
+        };
+        let body_start = input.pos + BLOCK_HEADER_LEN;
+        let body = input
+            .buf
+            .get(body_start..input.pos + len - 4)
+            .unwrap_or_default();
+        let found = match block_type {
+            block::SECTION_HEADER | block::INTERFACE_DESCRIPTION => {
+                *big = parser.section().endianness == Endianness::Big;
+                ifaces.clear();
+                ifaces.extend(parser.interfaces().iter().map(Iface::from_idb));
+                None
+            }
+            block::ENHANCED_PACKET => Some(packet_block(body, body_start, *big, ifaces, false)),
+            block::PACKET => Some(packet_block(body, body_start, *big, ifaces, true)),
+            block::SIMPLE_PACKET => Some(simple_packet_block(
+                body,
+                body_start,
+                *big,
+                ifaces,
+                last_time_ns,
+            )),
+            // Name resolution, statistics, journal, secrets, custom and unknown blocks.
+            _ => None,
+        };
+        match found {
+            None => input.consume(len),
+            Some(Ok(cur)) => {
+                input.consume(len);
+                return Ok(Some(cur));
+            }
+            Some(Err(reason)) => {
+                return Err(StepError::Malformed {
+                    what: "block",
+                    offset,
+                    reason,
+                });
+            }
+        }
+    }
+}
+
+/// Decodes an Enhanced Packet Block body (or the obsolete Packet Block, whose interface id is
+/// 16 bits followed by a 16-bit drop count).
+fn packet_block(
+    body: &[u8],
+    body_start: usize,
+    big: bool,
+    ifaces: &[Iface],
+    obsolete: bool,
+) -> Result<Current, Cow<'static, str>> {
+    const FIXED: usize = 20;
+    let name = if obsolete {
+        "packet block"
+    } else {
+        "enhanced packet block"
+    };
+    let fields = (|| {
+        let if_id = if obsolete {
+            u32::from(read_u16(body, 0, big)?)
+        } else {
+            read_u32(body, 0, big)?
+        };
+        let ts_hi = read_u32(body, 4, big)?;
+        let ts_lo = read_u32(body, 8, big)?;
+        let caplen = read_u32(body, 12, big)?;
+        let orig_len = read_u32(body, 16, big)?;
+        Some((
+            if_id,
+            (u64::from(ts_hi) << 32) | u64::from(ts_lo),
+            caplen,
+            orig_len,
+        ))
+    })();
+    let Some((if_id, ticks, caplen, orig_len)) = fields else {
+        return Err(format!("{name} shorter than {FIXED} bytes").into());
+    };
+    if caplen as usize > body.len() - FIXED {
+        return Err(format!(
+            "{name} says {caplen} captured bytes, but holds {}",
+            body.len() - FIXED
+        )
+        .into());
+    }
+    let Some(iface) = ifaces.get(if_id as usize) else {
+        return Err(format!(
+            "{name} refers to interface {if_id}, but {} are described",
+            ifaces.len()
+        )
+        .into());
+    };
+    Ok(Current {
+        number: 0,
+        time_ns: iface.time_ns(ticks),
+        caplen,
+        orig_len,
+        link: iface.link.0,
+        start: body_start + FIXED,
+        len: caplen as usize,
+    })
+}
+
+/// Decodes a Simple Packet Block body. It has no timestamp: the frame gets the time of the
+/// previous frame of the file (0 for the first), which keeps merges stable.
+fn simple_packet_block(
+    body: &[u8],
+    body_start: usize,
+    big: bool,
+    ifaces: &[Iface],
+    last_time_ns: u64,
+) -> Result<Current, Cow<'static, str>> {
+    let Some(orig_len) = read_u32(body, 0, big) else {
+        return Err("simple packet block shorter than 4 bytes".into());
+    };
+    let Some(iface) = ifaces.first() else {
+        return Err("simple packet block before any interface description".into());
+    };
+    let mut caplen = (body.len() - 4).min(orig_len as usize);
+    if iface.snaplen != 0 {
+        caplen = caplen.min(iface.snaplen as usize);
+    }
+    Ok(Current {
+        number: 0,
+        time_ns: last_time_ns,
+        caplen: u32::try_from(caplen).unwrap_or(u32::MAX),
+        orig_len,
+        link: iface.link.0,
+        start: body_start + 4,
+        len: caplen,
+    })
+}

@@ -1,0 +1,177 @@
+//! `rocescope analyze`'s configuration, with `--fail-on` resolved to event kinds.
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+
+use super::{Color, GlobalConfig};
+use crate::cli;
+use crate::replay::{Kind, Replay};
+use crate::units::DEFAULT_LINK_BPS;
+
+/// How `analyze` writes its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnalyzeFormat {
+    /// For people: header, flow table, PFC table, first events.
+    Text,
+    /// The whole report of interfaces.md §6.6, for scripts.
+    Json,
+    /// The flow table.
+    Csv,
+}
+
+impl From<cli::AnalyzeFormat> for AnalyzeFormat {
+    fn from(f: cli::AnalyzeFormat) -> Self {
+        match f {
+            cli::AnalyzeFormat::Text => AnalyzeFormat::Text,
+            cli::AnalyzeFormat::Json => AnalyzeFormat::Json,
+            cli::AnalyzeFormat::Csv => AnalyzeFormat::Csv,
+        }
+    }
+}
+
+/// What `--fail-on` asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FailOn {
+    pub kinds: Vec<Kind>,
+    /// `lost` (a counter, part of the `loss` group).
+    pub lost: bool,
+}
+
+impl FailOn {
+    /// Parse kinds and groups (`loss`, `nak`, `pfc`, `integrity`).
+    ///
+    /// # Errors
+    /// An unknown kind or group.
+    pub fn parse<S: AsRef<str>>(items: &[S]) -> anyhow::Result<FailOn> {
+        let mut f = FailOn::default();
+        for item in items {
+            let name = item.as_ref().trim();
+            match name {
+                "" => {}
+                "loss" => {
+                    f.kinds.extend([Kind::PsnGap, Kind::ReadResponseGap]);
+                    f.lost = true;
+                }
+                "lost" => f.lost = true,
+                "nak" => f.kinds.extend([
+                    Kind::NakPsnSeqErr,
+                    Kind::NakRnr,
+                    Kind::NakInvalidRequest,
+                    Kind::NakRemoteAccess,
+                    Kind::NakRemoteOp,
+                    Kind::NakInvalidRd,
+                ]),
+                "pfc" => f.kinds.extend([Kind::PfcPause, Kind::PfcStorm]),
+                "integrity" => f.kinds.extend([Kind::IcrcError, Kind::Malformed]),
+                n => match Kind::from_name(n) {
+                    Some(k) => f.kinds.push(k),
+                    // §7's other tcp_bth_* names: accepted (never produced)
+                    None if n.starts_with("tcp_bth_") && n.len() > 8 => {}
+                    None => bail!(
+                        "--fail-on: unknown kind `{n}` (groups: loss, nak, pfc, integrity; kinds: {})",
+                        Kind::ALL.map(Kind::name).join(", ")
+                    ),
+                },
+            }
+        }
+        f.kinds.sort_unstable();
+        f.kinds.dedup();
+        Ok(f)
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty() && !self.lost
+    }
+
+    /// True when the replay found something asked for.
+    #[must_use]
+    pub fn matches(&self, replay: &Replay) -> bool {
+        (self.lost && replay.flows.iter().any(|f| f.psn.counters.lost > 0))
+            || replay.events.iter().any(|e| self.kinds.contains(&e.kind))
+    }
+}
+
+/// Everything `rocescope analyze` needs, validated.
+#[derive(Debug, Clone)]
+pub struct AnalyzeConfig {
+    pub captures: Vec<PathBuf>,
+    pub format: AnalyzeFormat,
+    pub output: Option<PathBuf>,
+    pub fail_on: FailOn,
+    /// Events listed by the text report.
+    pub events: usize,
+    pub storm_ns: u64,
+    pub roce_ports: Vec<u16>,
+    pub link_bps: u64,
+    pub quiet: bool,
+    pub color: Color,
+}
+
+impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
+    type Error = anyhow::Error;
+
+    fn try_from((global, args): (&GlobalConfig, cli::AnalyzeArgs)) -> anyhow::Result<Self> {
+        Ok(AnalyzeConfig {
+            captures: args.captures,
+            format: args.format.into(),
+            output: args.output,
+            fail_on: FailOn::parse(&args.fail_on)?,
+            events: args.events,
+            storm_ns: args.pfc_storm_ms.saturating_mul(1_000_000),
+            roce_ports: global.roce_ports.clone(),
+            link_bps: global.link_bps,
+            quiet: global.quiet,
+            color: global.color,
+        })
+    }
+}
+
+impl AnalyzeConfig {
+    /// Defaults for `captures` (tests and library callers).
+    #[must_use]
+    pub fn new(captures: Vec<PathBuf>) -> Self {
+        AnalyzeConfig {
+            captures,
+            format: AnalyzeFormat::Text,
+            output: None,
+            fail_on: FailOn::default(),
+            events: 20,
+            storm_ns: 200_000_000,
+            roce_ports: Vec::new(),
+            link_bps: DEFAULT_LINK_BPS,
+            quiet: true,
+            color: Color::NEVER,
+        }
+    }
+
+    /// The engine's part of it.
+    #[must_use]
+    pub fn engine(&self) -> crate::replay::EngineConfig {
+        crate::replay::EngineConfig {
+            link_bps: self.link_bps,
+            storm_ns: self.storm_ns,
+            roce_ports: self.roce_ports.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn fail_on_groups_and_errors() {
+        let f = FailOn::parse(&["loss"]).unwrap();
+        assert!(f.lost && f.kinds == [Kind::PsnGap, Kind::ReadResponseGap]);
+        let f = FailOn::parse(&["nak", "icrc_error", "integrity"]).unwrap();
+        assert_eq!(f.kinds.len(), 6 + 2);
+        assert!(FailOn::parse(&["pfc_storm", "tcp_bth_hole"]).is_ok());
+        // the produced tcp_bth_* kinds are real kinds, so they match
+        let f = FailOn::parse(&["tcp_bth_gap", "tcp_bth_seg_continuity"]).unwrap();
+        assert_eq!(f.kinds, [Kind::TcpBthGap, Kind::TcpBthSegContinuity]);
+        assert!(FailOn::parse(&["bogus"]).is_err());
+        assert!(FailOn::parse(&["tcp_bth_"]).is_err());
+    }
+}

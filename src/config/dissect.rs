@@ -1,0 +1,75 @@
+//! `rocescope dissect`'s configuration.
+
+use std::path::PathBuf;
+
+use super::{Color, FrameRange, GlobalConfig};
+use crate::cli;
+use crate::filter::Filter;
+
+/// How `dissect` writes frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DissectFormat {
+    /// One summary line per frame, tshark's columns.
+    Text,
+    /// The field tree, like `tshark -V`.
+    Verbose,
+    /// One JSON object per frame (interfaces.md §4).
+    Jsonl,
+    /// A header row and one row per frame.
+    Csv,
+}
+
+impl From<cli::DissectFormat> for DissectFormat {
+    fn from(f: cli::DissectFormat) -> Self {
+        match f {
+            cli::DissectFormat::Text => DissectFormat::Text,
+            cli::DissectFormat::Verbose => DissectFormat::Verbose,
+            cli::DissectFormat::Jsonl => DissectFormat::Jsonl,
+            cli::DissectFormat::Csv => DissectFormat::Csv,
+        }
+    }
+}
+
+/// Everything `rocescope dissect` needs, validated.
+#[derive(Debug)]
+pub struct DissectConfig {
+    pub captures: Vec<PathBuf>,
+    pub format: DissectFormat,
+    /// Compiled with the replay's analysis marks allowed (`loss`, `ooo`, …): when it uses
+    /// them, `dissect` replays the capture first.
+    pub filter: Option<Filter>,
+    /// Stop after this many frames were shown.
+    pub count: Option<u64>,
+    pub frames: FrameRange,
+    /// Extra UDP destination ports carrying RoCEv2.
+    pub roce_ports: Vec<u16>,
+    pub link_bps: u64,
+    pub quiet: bool,
+    pub color: Color,
+}
+
+impl TryFrom<(&GlobalConfig, cli::DissectArgs)> for DissectConfig {
+    type Error = anyhow::Error;
+
+    fn try_from((global, args): (&GlobalConfig, cli::DissectArgs)) -> anyhow::Result<Self> {
+        let frames = match &args.frames {
+            Some(s) => s.parse()?,
+            None => FrameRange::ALL,
+        };
+        let filter = match &args.filter {
+            Some(expr) => Some(Filter::compile_with_marks(expr)?),
+            None => None,
+        };
+        Ok(DissectConfig {
+            captures: args.captures,
+            format: args.format.into(),
+            filter,
+            count: args.count,
+            frames,
+            roce_ports: global.roce_ports.clone(),
+            link_bps: global.link_bps,
+            quiet: global.quiet,
+            color: global.color,
+        })
+    }
+}

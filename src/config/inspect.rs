@@ -1,0 +1,46 @@
+//! `rocescope inspect`'s configuration.
+
+use std::path::PathBuf;
+
+use super::GlobalConfig;
+use crate::cli;
+use crate::units::DEFAULT_LINK_BPS;
+
+/// Validated settings of `rocescope inspect`.
+#[derive(Debug, Clone)]
+pub struct InspectConfig {
+    pub capture: PathBuf,
+    /// The display filter the inspector opens with (compiled, with its errors shown, there).
+    pub filter: Option<String>,
+    pub roce_ports: Vec<u16>,
+    pub link_bps: u64,
+}
+
+impl InspectConfig {
+    /// Settings for `capture` with the defaults of the command line.
+    #[must_use]
+    pub fn new(capture: impl Into<PathBuf>) -> Self {
+        InspectConfig {
+            capture: capture.into(),
+            filter: None,
+            roce_ports: Vec::new(),
+            link_bps: DEFAULT_LINK_BPS,
+        }
+    }
+}
+
+impl TryFrom<(&GlobalConfig, cli::InspectArgs)> for InspectConfig {
+    type Error = anyhow::Error;
+
+    fn try_from((global, args): (&GlobalConfig, cli::InspectArgs)) -> anyhow::Result<Self> {
+        if args.capture.as_os_str() == "-" {
+            anyhow::bail!("inspect needs a capture file, not standard input");
+        }
+        Ok(InspectConfig {
+            capture: args.capture,
+            filter: args.filter,
+            roce_ports: global.roce_ports.clone(),
+            link_bps: global.link_bps,
+        })
+    }
+}

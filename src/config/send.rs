@@ -1,0 +1,55 @@
+//! `rocescope send`'s configuration.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli;
+use crate::units::{Rate, parse_duration};
+
+/// When sending stops (besides the end of the scenario).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Bound {
+    /// At most this many frames.
+    pub count: Option<u64>,
+    /// Stop once this much time has passed since the first frame.
+    pub duration: Option<Duration>,
+}
+
+/// A validated `send` invocation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SendConfig {
+    pub scenario: PathBuf,
+    pub iface: String,
+    pub rate: Option<Rate>,
+    pub bound: Bound,
+    pub seed: u64,
+}
+
+impl TryFrom<cli::SendArgs> for SendConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(args: cli::SendArgs) -> anyhow::Result<Self> {
+        let rate = args
+            .rate
+            .as_deref()
+            .map(Rate::parse)
+            .transpose()
+            .map_err(anyhow::Error::msg)?;
+        let duration = args
+            .duration
+            .as_deref()
+            .map(parse_duration)
+            .transpose()
+            .map_err(anyhow::Error::msg)?;
+        Ok(SendConfig {
+            scenario: args.scenario,
+            iface: args.iface,
+            rate,
+            bound: Bound {
+                count: args.count,
+                duration,
+            },
+            seed: args.seed,
+        })
+    }
+}

@@ -1,0 +1,137 @@
+//! The frame layer every command stands on: a captured [`Frame`] (from a file, and later a live
+//! interface), the [`FrameView`] of it that the dissector produced and classified (truncated or
+//! malformed, interfaces.md §2 and §6.5), what went wrong with it ([`Problem`]), what a display
+//! filter may ask besides its fields ([`FrameFacts`]), and its one-line summary
+//! ([`summary`]). `dissect`, `analyze`, `inspect`, the filter and the replay engine all read
+//! frames through here; none of them reaches into another command for it.
+
+pub mod summary;
+
+use std::fmt;
+
+use rocescope_dissectors::WireError;
+pub use rocescope_dissectors::link::LinkType;
+use rocescope_dissectors::stack::{Dissected, Options, dissect_with};
+
+/// One captured frame, borrowed from its source's buffer until the source's next call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame<'a> {
+    /// 1-based frame number: file order for one file, merged order for several.
+    pub number: u64,
+    /// Capture timestamp, nanoseconds since the Unix epoch.
+    pub time_ns: u64,
+    /// Number of bytes captured (`data.len()`).
+    pub caplen: u32,
+    /// Length of the frame on the wire.
+    pub orig_len: u32,
+    /// Link-layer type of `data` (per interface in pcapng).
+    pub link: LinkType,
+    /// The captured bytes, starting with the link-layer header.
+    pub data: &'a [u8],
+}
+
+impl Frame<'_> {
+    /// True when fewer bytes were captured than were on the wire (snaplen cut).
+    #[must_use]
+    pub fn truncated(&self) -> bool {
+        self.caplen < self.orig_len
+    }
+}
+
+/// What went wrong with one frame (it is still shown, with this as its error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    /// The dissector's first complaint.
+    Wire(WireError),
+    /// A link type the dissector cannot start on.
+    UnsupportedLink(LinkType),
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Wire(e) => write!(f, "{e}"),
+            Problem::UnsupportedLink(l) => write!(f, "unsupported link type {l}"),
+        }
+    }
+}
+
+/// What a display filter may ask about a frame besides its field tree.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FrameFacts {
+    pub number: u64,
+    pub time_ns: u64,
+    pub len: u64,
+    pub caplen: u64,
+    pub truncated: bool,
+    pub malformed: bool,
+}
+
+/// One frame, dissected and classified: what every output format, the filter and the engine
+/// look at.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameView<'a> {
+    pub frame: Frame<'a>,
+    /// `None` when the link type is not supported.
+    pub dissected: Option<Dissected<'a>>,
+    pub problem: Option<Problem>,
+    /// Captured short of the original length, or cut inside a header or length field.
+    pub truncated: bool,
+    /// Captured whole but inconsistent (§6.5).
+    pub malformed: bool,
+    /// Nanoseconds since the first frame of the capture (negative when time goes backwards).
+    pub rel_ns: i128,
+}
+
+impl<'a> FrameView<'a> {
+    /// Dissect `frame` from its link type and classify the result.
+    #[must_use]
+    pub fn new(frame: Frame<'a>, options: &Options<'_>, first_time_ns: u64) -> Self {
+        let rel_ns = i128::from(frame.time_ns) - i128::from(first_time_ns);
+        let mut view = FrameView {
+            frame,
+            dissected: None,
+            problem: None,
+            truncated: frame.truncated(),
+            malformed: false,
+            rel_ns,
+        };
+        let Some(start) = frame.link.start() else {
+            view.problem = Some(Problem::UnsupportedLink(frame.link));
+            return view;
+        };
+        let (d, err) = dissect_with(frame.data, start, options);
+        view.dissected = Some(d);
+        if let Some(err) = err {
+            match err {
+                // Bytes missing past the end of what was captured: a cut frame. Real sniffers
+                // write orig_len == caplen on frames they cut (captures/real/README.md,
+                // nccl-uc-write-snaplen.pcap), so this does not look at orig_len.
+                WireError::Truncated { offset, need, .. } => {
+                    if offset.saturating_add(need) > frame.data.len() {
+                        view.truncated = true;
+                    } else {
+                        view.malformed = true;
+                    }
+                }
+                WireError::Malformed { .. } => view.malformed = true,
+                WireError::Unsupported { .. } => {}
+            }
+            view.problem = Some(Problem::Wire(err));
+        }
+        view
+    }
+
+    /// What the display filter may ask besides the field tree.
+    #[must_use]
+    pub fn facts(&self) -> FrameFacts {
+        FrameFacts {
+            number: self.frame.number,
+            time_ns: self.frame.time_ns,
+            len: u64::from(self.frame.orig_len),
+            caplen: u64::from(self.frame.caplen),
+            truncated: self.truncated,
+            malformed: self.malformed,
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! The one-line summary of a frame, tshark's columns: source, destination, protocol, info.
+//!
+//! Protocol is `RoCEv2`, `RoCEv1`, `CM` (a CM MAD on QP1), `PFC`, `PAUSE`, `MACC`, `UDP`, `TCP`,
+//! `ICMP`, `IPv4`, `IPv6`, `ARP`, or the EtherType in hex. Info for RoCE: opcode name,
+//! `QP=0x000011 PSN=1234`, `A` when AckReq is set, `len=N` (RETH DMA length), `ACK MSN=9`,
+//! `NAK PSN_SEQ_ERR MSN=9`, `RNR NAK 1.28ms MSN=9`, `imm=0x…`, `FECN`, `BECN`, `ICRC BAD`,
+//! `ECN CE`; for PFC `PFC pause p3=65535q (335.5us @100G)` / `PFC resume p3`; then
+//! `[TRUNCATED]` / `[MALFORMED]` and any other dissector complaint in brackets. `dissect`'s
+//! text and CSV output and the inspector's frame list all print it.
+
+use std::fmt::{self, Write as _};
+
+use rocescope_dissectors::ib::aeth::{self, AethKind};
+use rocescope_dissectors::icrc::IcrcStatus;
+use rocescope_dissectors::ipv4::IpProtocol;
+use rocescope_dissectors::mac_control::{self, MacControlOpcode};
+use rocescope_dissectors::stack::{Dissected, Network, Roce, RoceVersion};
+
+use super::{FrameView, LinkType, Problem};
+use crate::units::{Duration, link_speed_label};
+
+/// The summary columns of one frame, in reusable strings.
+#[derive(Debug, Default)]
+pub struct SummaryLine {
+    pub src: String,
+    pub dst: String,
+    pub protocol: String,
+    pub info: String,
+}
+
+/// Builds [`SummaryLine`]s (knows the link speed for PFC times).
+#[derive(Debug)]
+pub struct Summarizer {
+    link_bps: u64,
+    link_label: String,
+}
+
+impl Summarizer {
+    #[must_use]
+    pub fn new(link_bps: u64) -> Self {
+        Summarizer {
+            link_bps,
+            link_label: link_speed_label(link_bps),
+        }
+    }
+
+    /// Fill `s` for `view` (its strings are cleared first).
+    pub fn summarize(&self, view: &FrameView<'_>, s: &mut SummaryLine) {
+        s.src.clear();
+        s.dst.clear();
+        s.protocol.clear();
+        s.info.clear();
+        // Writing into a String cannot fail.
+        let _ = self.fill(view, s);
+    }
+
+    fn fill(&self, view: &FrameView<'_>, s: &mut SummaryLine) -> fmt::Result {
+        let Some(d) = &view.dissected else {
+            s.protocol.push_str(match view.problem {
+                Some(Problem::UnsupportedLink(_)) => "?",
+                _ => "SLL",
+            });
+            if let Some(p) = &view.problem {
+                write!(s.info, "[{p}]")?;
+            }
+            return Ok(());
+        };
+        addresses(d, s)?;
+        let info = &mut s.info;
+        match (&d.roce, &d.network) {
+            (Some(roce), _) => {
+                s.protocol
+                    .push_str(match (roce.cm().is_some(), roce.version) {
+                        (true, _) => "CM",
+                        (false, RoceVersion::V2) => "RoCEv2",
+                        (false, RoceVersion::V1) => "RoCEv1",
+                    });
+                roce_info(d, roce, info)?;
+            }
+            (None, Some(Network::MacControl(p))) => match p.opcode() {
+                MacControlOpcode::PFC => {
+                    s.protocol.push_str("PFC");
+                    info.push_str("PFC");
+                    let enable = p.pfc_enable();
+                    let quanta = p.pfc_quanta_all();
+                    let mut paused = false;
+                    for (prio, q) in quanta.iter().enumerate() {
+                        if enable & (1 << prio) != 0 && *q > 0 {
+                            info.push_str(if paused { ", " } else { " pause " });
+                            paused = true;
+                            write!(info, "p{prio}={q}q (")?;
+                            duration(info, mac_control::quanta_to_ns(*q, self.link_bps))?;
+                            write!(info, " @{})", self.link_label)?;
+                        }
+                    }
+                    let mut resumed = false;
+                    for (prio, q) in quanta.iter().enumerate() {
+                        if enable & (1 << prio) != 0 && *q == 0 {
+                            info.push_str(if resumed { ", " } else { " resume " });
+                            resumed = true;
+                            write!(info, "p{prio}")?;
+                        }
+                    }
+                    if enable == 0 {
+                        info.push_str(" (no priority enabled)");
+                    }
+                }
+                MacControlOpcode::PAUSE => {
+                    s.protocol.push_str("PAUSE");
+                    let q = p.pause_quanta();
+                    if q == 0 {
+                        info.push_str("PAUSE resume");
+                    } else {
+                        write!(info, "PAUSE {q}q (")?;
+                        duration(info, mac_control::quanta_to_ns(q, self.link_bps))?;
+                        write!(info, " @{})", self.link_label)?;
+                    }
+                }
+                other => {
+                    s.protocol.push_str("MACC");
+                    write!(info, "MAC Control opcode {:#06x}", other.0)?;
+                }
+            },
+            (None, Some(Network::Ipv4(ip))) => {
+                let l4 = ip.payload();
+                transport_info(d, ip.next_header(), l4, "IPv4", s)?;
+            }
+            (None, Some(Network::Ipv6(ip))) => {
+                let l4 = ip.payload();
+                transport_info(d, ip.next_header(), l4, "IPv6", s)?;
+            }
+            (None, Some(Network::Grh(_))) => {
+                s.protocol.push_str("RoCEv1");
+                info.push_str("GRH");
+            }
+            (None, None) => match d.ethertype {
+                Some(t) => {
+                    match t.0 {
+                        0x0806 => s.protocol.push_str("ARP"),
+                        0x88CC => s.protocol.push_str("LLDP"),
+                        _ => write!(s.protocol, "{:#06x}", t.0)?,
+                    }
+                    write!(s.info, "EtherType {:#06x}", t.0)?;
+                }
+                // nothing decoded: a cooked-capture header cut short, or an Ethernet one
+                None if view.frame.link == LinkType::ETHERNET => s.protocol.push_str("Ethernet"),
+                None => s.protocol.push_str("SLL"),
+            },
+        }
+        if let Some(p) = &view.problem {
+            if view.truncated {
+                s.info.push_str(" [TRUNCATED]");
+            } else if view.malformed {
+                s.info.push_str(" [MALFORMED]");
+            } else {
+                write!(s.info, " [{p}]")?;
+            }
+        } else if view.truncated {
+            s.info.push_str(" [TRUNCATED]");
+        }
+        if s.info.starts_with(' ') {
+            s.info.remove(0);
+        }
+        Ok(())
+    }
+}
+
+fn addresses(d: &Dissected<'_>, s: &mut SummaryLine) -> fmt::Result {
+    match &d.network {
+        Some(Network::Ipv4(ip)) => {
+            write!(s.src, "{}", ip.src_addr())?;
+            write!(s.dst, "{}", ip.dst_addr())
+        }
+        Some(Network::Ipv6(ip)) => {
+            write!(s.src, "{}", ip.src_addr())?;
+            write!(s.dst, "{}", ip.dst_addr())
+        }
+        Some(Network::Grh(g)) => {
+            write!(s.src, "{}", g.sgid())?;
+            write!(s.dst, "{}", g.dgid())
+        }
+        _ => match &d.eth {
+            Some(eth) => {
+                write!(s.src, "{}", eth.src_addr())?;
+                write!(s.dst, "{}", eth.dst_addr())
+            }
+            None => Ok(()),
+        },
+    }
+}
+
+fn transport_info(
+    d: &Dissected<'_>,
+    proto: IpProtocol,
+    l4: &[u8],
+    ip_name: &str,
+    s: &mut SummaryLine,
+) -> fmt::Result {
+    let port = |at: usize| l4.get(at..at + 2).map(|b| u16::from_be_bytes([b[0], b[1]]));
+    if let Some(udp) = &d.udp {
+        s.protocol.push_str("UDP");
+        return write!(
+            s.info,
+            "{} → {} Len={}",
+            udp.src_port(),
+            udp.dst_port(),
+            udp.len().saturating_sub(8)
+        );
+    }
+    match proto.0 {
+        6 => {
+            s.protocol.push_str("TCP");
+            match (port(0), port(2)) {
+                (Some(a), Some(b)) => write!(s.info, "{a} → {b}"),
+                _ => s.info.write_str("TCP"),
+            }
+        }
+        17 => {
+            s.protocol.push_str("UDP");
+            s.info.write_str("UDP")
+        }
+        1 => {
+            s.protocol.push_str("ICMP");
+            s.info.write_str("ICMP")
+        }
+        58 => {
+            s.protocol.push_str("ICMPv6");
+            s.info.write_str("ICMPv6")
+        }
+        n => {
+            s.protocol.push_str(ip_name);
+            write!(s.info, "protocol {n}")
+        }
+    }
+}
+
+fn roce_info(d: &Dissected<'_>, roce: &Roce<'_>, info: &mut String) -> fmt::Result {
+    let bth = &roce.bth;
+    write!(
+        info,
+        "{} QP={:#08x} PSN={}",
+        bth.opcode(),
+        bth.dest_qp().value(),
+        bth.psn().value()
+    )?;
+    if bth.ack_req() {
+        info.push_str(" A");
+    }
+    if let Some(reth) = roce.exts.reth() {
+        write!(info, " len={}", reth.dma_len())?;
+    }
+    if let Some(a) = roce.exts.aeth() {
+        match a.syndrome().kind() {
+            AethKind::Ack { .. } => write!(info, " ACK MSN={}", a.msn())?,
+            AethKind::Nak(code) => write!(info, " NAK {code} MSN={}", a.msn())?,
+            AethKind::RnrNak { timer_code } => {
+                info.push_str(" RNR NAK ");
+                duration(
+                    info,
+                    u64::from(aeth::rnr_timer_us(timer_code)).saturating_mul(1000),
+                )?;
+                write!(info, " MSN={}", a.msn())?;
+            }
+            AethKind::Reserved => write!(info, " AETH syndrome={}", a.syndrome())?,
+        }
+    }
+    if let Some(imm) = roce.exts.immdt() {
+        write!(info, " imm={:#010x}", imm.imm_data())?;
+    }
+    if let Some(cm) = &roce.cm() {
+        write!(info, " {}", cm.attribute.name().unwrap_or("UNKNOWN"))?;
+        if let Some(q) = cm.local_qpn {
+            write!(info, " local_qpn={:#08x}", q.value())?;
+        }
+        if let Some(p) = cm.starting_psn {
+            write!(info, " starting_psn={}", p.value())?;
+        }
+        if let Some(m) = cm.path_mtu {
+            write!(info, " mtu={m}")?;
+        }
+    }
+    if bth.fecn() {
+        info.push_str(" FECN");
+    }
+    if bth.becn() {
+        info.push_str(" BECN");
+    }
+    if let IcrcStatus::Invalid { .. } = roce.icrc_status() {
+        info.push_str(" ICRC BAD");
+    }
+    let ce = match &d.network {
+        Some(Network::Ipv4(ip)) => ip.ecn() == 3,
+        Some(Network::Ipv6(ip)) => ip.ecn() == 3,
+        Some(Network::Grh(g)) => g.tclass() & 3 == 3,
+        _ => false,
+    };
+    if ce {
+        info.push_str(" ECN CE");
+    }
+    Ok(())
+}
+
+/// `335.5us`, `1.28ms`: the reports' duration format.
+fn duration(out: &mut String, ns: u64) -> fmt::Result {
+    write!(out, "{}", Duration(ns))
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        let mut s = String::new();
+        duration(&mut s, mac_control::quanta_to_ns(65535, 100_000_000_000)).unwrap();
+        assert_eq!(s, "335.5us");
+        s.clear();
+        duration(&mut s, 1_280_000).unwrap();
+        assert_eq!(s, "1.28ms");
+        s.clear();
+        duration(&mut s, 655_360_000).unwrap();
+        assert_eq!(s, "655.36ms");
+    }
+}

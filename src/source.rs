@@ -1,0 +1,364 @@
+//! Where frames come from, and the one loop that reads them.
+//!
+//! A [`FrameSource`] hands out frames one at a time, borrowed until the next call: capture files
+//! merged by time today ([`crate::capture::MergedReader`]), a live interface or a pair of taps
+//! next. [`drive`] is the only frame-reading loop: for a large or unbounded source it reads on a
+//! second thread into recycled [`Batch`]es ([`crate::ahead`]), so that reading and the caller's
+//! work (dissecting, formatting, replaying) use both cores; for a small one it reads in place.
+//! The caller may also ask the reading thread to prepare some frames itself (the replay hands
+//! it the dissecting when its own thread is busy): those arrive as [`Slot::Prepared`].
+
+use std::ops::ControlFlow;
+
+use crate::ahead::{self, Filled};
+use crate::capture::{CaptureError, CaptureReader, MergedReader};
+use crate::config::FrameRange;
+use crate::frame::{Frame, LinkType};
+
+/// A source of frames in capture order: [`advance`](Self::advance) moves to the next frame,
+/// [`current`](Self::current) lends it until the next move (two steps, so that adapters can
+/// skip frames without fighting the borrow checker).
+pub trait FrameSource: Send {
+    /// Move to the next frame: `None` at the end. After an error the source is finished.
+    fn advance(&mut self) -> Option<Result<(), CaptureError>>;
+
+    /// The frame the source stands on (after [`advance`](Self::advance) returned `Ok`).
+    fn current(&self) -> Frame<'_>;
+
+    /// Bytes the source will deliver in all, when known (files; not pipes or interfaces).
+    fn size_hint(&self) -> Option<u64>;
+
+    /// Time of the first frame the source read, delivered or not (relative times count from
+    /// it); `None` before any.
+    fn first_time_ns(&self) -> Option<u64>;
+
+    /// The next frame, `None` at the end.
+    fn next_frame(&mut self) -> Option<Result<Frame<'_>, CaptureError>> {
+        match self.advance()? {
+            Ok(()) => Some(Ok(self.current())),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+impl FrameSource for MergedReader {
+    fn advance(&mut self) -> Option<Result<(), CaptureError>> {
+        MergedReader::advance(self)
+    }
+
+    fn current(&self) -> Frame<'_> {
+        MergedReader::current(self)
+    }
+
+    fn size_hint(&self) -> Option<u64> {
+        MergedReader::size_hint(self)
+    }
+
+    fn first_time_ns(&self) -> Option<u64> {
+        MergedReader::first_time_ns(self)
+    }
+}
+
+impl FrameSource for CaptureReader {
+    fn advance(&mut self) -> Option<Result<(), CaptureError>> {
+        CaptureReader::advance(self)
+    }
+
+    fn current(&self) -> Frame<'_> {
+        CaptureReader::current(self)
+    }
+
+    fn size_hint(&self) -> Option<u64> {
+        CaptureReader::size_hint(self)
+    }
+
+    fn first_time_ns(&self) -> Option<u64> {
+        CaptureReader::first_time_ns(self)
+    }
+}
+
+/// Only the frames of a [`FrameRange`] of another source; it ends once past the range.
+#[derive(Debug)]
+pub struct Ranged<S> {
+    inner: S,
+    range: FrameRange,
+    past: bool,
+}
+
+impl<S: FrameSource> Ranged<S> {
+    pub fn new(inner: S, range: FrameRange) -> Self {
+        Ranged {
+            inner,
+            range,
+            past: false,
+        }
+    }
+}
+
+impl<S: FrameSource> FrameSource for Ranged<S> {
+    fn advance(&mut self) -> Option<Result<(), CaptureError>> {
+        if self.past {
+            return None;
+        }
+        loop {
+            if let Err(e) = self.inner.advance()? {
+                return Some(Err(e));
+            }
+            let number = self.inner.current().number;
+            if self.range.is_past(number) {
+                self.past = true;
+                return None;
+            }
+            if self.range.contains(number) {
+                return Some(Ok(()));
+            }
+        }
+    }
+
+    fn current(&self) -> Frame<'_> {
+        self.inner.current()
+    }
+
+    fn size_hint(&self) -> Option<u64> {
+        self.inner.size_hint()
+    }
+
+    fn first_time_ns(&self) -> Option<u64> {
+        self.inner.first_time_ns()
+    }
+}
+
+/// Frames per batch at most: a hand-off costs microseconds, a batch about 100 µs of work.
+const BATCH_FRAMES: usize = 1024;
+/// Captured bytes per batch (a batch ends after the frame that reaches this).
+const BATCH_BYTES: usize = 1 << 20;
+/// Batches in circulation.
+const BATCHES: usize = 6;
+/// Sources at least this large (and unbounded ones) are read on a second thread when there
+/// are two cores; smaller ones are done before that pays.
+const AHEAD_MIN_BYTES: u64 = 4 << 20;
+/// Frames between two looks at how far ahead the reading thread is.
+const DECIDE_EVERY: usize = 64;
+/// Bytes a capture spends on a frame besides its data (a pcap record header), for progress.
+const RECORD_OVERHEAD: u64 = 16;
+
+/// How [`drive`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// On a second thread when the source is large or unbounded and there are two cores.
+    Auto,
+    /// In place, on the caller's thread.
+    One,
+    /// On a second thread, always.
+    Two,
+}
+
+/// One frame as [`drive`] hands it over.
+#[derive(Debug)]
+pub enum Slot<'a, P> {
+    /// The frame itself.
+    Frame(Frame<'a>),
+    /// What the reading thread's `prepare` made of it.
+    Prepared(&'a P),
+}
+
+/// Where the reading is, as [`drive`] tells the consumer with every frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Time of the first frame read (relative times count from it), 0 before any.
+    pub first_time_ns: u64,
+    /// Bytes read so far (frame data plus a record header per frame).
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    number: u64,
+    time_ns: u64,
+    caplen: u32,
+    orig_len: u32,
+    link: LinkType,
+    start: usize,
+    end: usize,
+}
+
+#[derive(Debug)]
+enum Item<P> {
+    Frame(Meta),
+    Prepared(P),
+}
+
+/// Frames read ahead, in capture order: copied bytes, or what `prepare` made of them.
+#[derive(Debug)]
+pub struct Batch<P> {
+    data: Vec<u8>,
+    items: Vec<(Item<P>, Progress)>,
+    /// The source's error right after these frames (the reading then stops).
+    error: Option<CaptureError>,
+}
+
+impl<P> Batch<P> {
+    fn new() -> Self {
+        Batch {
+            data: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
+            items: Vec::with_capacity(BATCH_FRAMES),
+            error: None,
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.items.len() >= BATCH_FRAMES || self.data.len() >= BATCH_BYTES
+    }
+
+    fn push_frame(&mut self, f: &Frame<'_>, at: Progress) {
+        let start = self.data.len();
+        self.data.extend_from_slice(f.data);
+        let meta = Meta {
+            number: f.number,
+            time_ns: f.time_ns,
+            caplen: f.caplen,
+            orig_len: f.orig_len,
+            link: f.link,
+            start,
+            end: self.data.len(),
+        };
+        self.items.push((Item::Frame(meta), at));
+    }
+}
+
+fn two_cores() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+}
+
+/// The frame-reading loop: every frame of `source`, in order, to `each` with the [`Progress`]
+/// so far, until the source ends or `each` breaks.
+///
+/// With a reading thread (see [`Threads`]), `prepare` runs there on every frame, told whether
+/// the consumer has batches waiting; what it returns reaches `each` as [`Slot::Prepared`]
+/// instead of the frame. Read in place, it is not called.
+///
+/// # Errors
+/// The source's error (after every frame before it was handed over), or the first error
+/// `each` returns.
+pub fn drive<S, P, E>(
+    source: &mut S,
+    threads: Threads,
+    prepare: impl FnMut(&Frame<'_>, bool) -> Option<P> + Send,
+    mut each: impl FnMut(Slot<'_, P>, Progress) -> Result<ControlFlow<()>, E>,
+) -> Result<(), E>
+where
+    S: FrameSource + ?Sized,
+    P: Send,
+    E: From<CaptureError>,
+{
+    let ahead = match threads {
+        Threads::One => false,
+        Threads::Two => true,
+        Threads::Auto => two_cores() && source.size_hint().is_none_or(|n| n >= AHEAD_MIN_BYTES),
+    };
+    if !ahead {
+        let mut at = Progress::default();
+        while let Some(moved) = source.advance() {
+            moved?;
+            if at.bytes == 0 {
+                at.first_time_ns = source.first_time_ns().unwrap_or(0);
+            }
+            let frame = source.current();
+            at.bytes += u64::from(frame.caplen) + RECORD_OVERHEAD;
+            if each(Slot::Frame(frame), at)?.is_break() {
+                break;
+            }
+        }
+        return Ok(());
+    }
+    read_ahead(source, prepare, each)
+}
+
+/// [`drive`] for callers that only want the frames (nothing prepared on the reading thread).
+///
+/// # Errors
+/// As [`drive`].
+pub fn for_each<S, E>(
+    source: &mut S,
+    threads: Threads,
+    mut each: impl FnMut(Frame<'_>, Progress) -> Result<ControlFlow<()>, E>,
+) -> Result<(), E>
+where
+    S: FrameSource + ?Sized,
+    E: From<CaptureError>,
+{
+    drive(source, threads, prepare_nothing, |slot, at| match slot {
+        Slot::Frame(frame) => each(frame, at),
+        Slot::Prepared(()) => Ok(ControlFlow::Continue(())),
+    })
+}
+
+fn prepare_nothing(_: &Frame<'_>, _: bool) -> Option<()> {
+    None
+}
+
+fn read_ahead<S, P, E>(
+    source: &mut S,
+    mut prepare: impl FnMut(&Frame<'_>, bool) -> Option<P> + Send,
+    mut each: impl FnMut(Slot<'_, P>, Progress) -> Result<ControlFlow<()>, E>,
+) -> Result<(), E>
+where
+    S: FrameSource + ?Sized,
+    P: Send,
+    E: From<CaptureError>,
+{
+    let mut at = Progress::default();
+    let pool = (0..BATCHES).map(|_| Batch::new()).collect();
+    let fill = |batch: &mut Batch<P>, ahead: &ahead::Ahead| {
+        batch.data.clear();
+        batch.items.clear();
+        let mut busy = false;
+        while !batch.full() {
+            if batch.items.len() % DECIDE_EVERY == 0 {
+                busy = ahead.waiting() > 0;
+            }
+            match source.advance() {
+                None => return Filled::Last,
+                Some(Err(e)) => {
+                    batch.error = Some(e);
+                    return Filled::Last;
+                }
+                Some(Ok(())) => {}
+            }
+            if at.bytes == 0 {
+                at.first_time_ns = source.first_time_ns().unwrap_or(0);
+            }
+            let frame = source.current();
+            at.bytes += u64::from(frame.caplen) + RECORD_OVERHEAD;
+            match prepare(&frame, busy) {
+                Some(p) => batch.items.push((Item::Prepared(p), at)),
+                None => batch.push_frame(&frame, at),
+            }
+        }
+        Filled::More
+    };
+    // a break (the consumer stopped) needs nothing more than the end does
+    let _ = ahead::run(pool, fill, |batch: &mut Batch<P>| -> Result<_, E> {
+        for (item, at) in &batch.items {
+            let slot = match item {
+                Item::Frame(m) => Slot::Frame(Frame {
+                    number: m.number,
+                    time_ns: m.time_ns,
+                    caplen: m.caplen,
+                    orig_len: m.orig_len,
+                    link: m.link,
+                    data: &batch.data[m.start..m.end],
+                }),
+                Item::Prepared(p) => Slot::Prepared(p),
+            };
+            if each(slot, *at)?.is_break() {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        if let Some(e) = batch.error.take() {
+            return Err(e.into());
+        }
+        Ok(ControlFlow::Continue(()))
+    })?;
+    Ok(())
+}
