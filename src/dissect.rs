@@ -25,7 +25,7 @@ use std::io::{self, BufWriter, Write};
 use std::ops::ControlFlow;
 
 use anyhow::bail;
-use rocescope_dissectors::stack::Options;
+use rocescope_dissectors::stack::DissectOptions;
 
 use crate::capture;
 pub use crate::config::{DissectConfig, DissectFormat as Format};
@@ -113,9 +113,9 @@ fn frames(
     writer: &mut Writer,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let options = Options {
+    let options = DissectOptions {
         roce_ports: &cfg.roce_ports,
-        ..Options::default()
+        ..DissectOptions::default()
     };
     let mut shown = 0u64;
     source::for_each(

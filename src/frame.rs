@@ -11,7 +11,7 @@ use std::fmt;
 
 use rocescope_dissectors::WireError;
 pub use rocescope_dissectors::link::LinkType;
-use rocescope_dissectors::stack::{Dissected, Options, dissect_with};
+use rocescope_dissectors::stack::{DissectOptions, Dissected, dissect_with};
 
 /// One captured frame, borrowed from its source's buffer until the source's next call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +86,7 @@ pub struct FrameView<'a> {
 impl<'a> FrameView<'a> {
     /// Dissect `frame` from its link type and classify the result.
     #[must_use]
-    pub fn new(frame: Frame<'a>, options: &Options<'_>, first_time_ns: u64) -> Self {
+    pub fn new(frame: Frame<'a>, options: &DissectOptions<'_>, first_time_ns: u64) -> Self {
         let rel_ns = i128::from(frame.time_ns) - i128::from(first_time_ns);
         let mut view = FrameView {
             frame,

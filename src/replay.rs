@@ -30,7 +30,7 @@ pub mod tcp_bth;
 use std::ops::ControlFlow;
 
 use rocescope_dissectors::Qpn;
-use rocescope_dissectors::stack::Options;
+use rocescope_dissectors::stack::DissectOptions;
 
 pub use engine::{CaptureStats, Engine, EngineConfig, Replay};
 pub use event::{FlowKey, Icrc, PacketEvent};
@@ -105,9 +105,9 @@ pub fn run_with<S: FrameSource + ?Sized>(
         Some(None) => (Threads::One, Split::Balanced),
         Some(Some(split)) => (Threads::Two, split),
     };
-    let options = Options {
+    let options = DissectOptions {
         roce_ports: &cfg.roce_ports,
-        ..Options::default()
+        ..DissectOptions::default()
     };
     let mut engine = Engine::new(cfg.clone());
     let mut frames = 0u64;

@@ -9,7 +9,7 @@ use rocescope::capture::{Frame, LinkType};
 use rocescope::config::AnalyzeFormat;
 use rocescope::frame::FrameView;
 use rocescope::replay::{Engine, EngineConfig};
-use rocescope_dissectors::stack::Options;
+use rocescope_dissectors::stack::DissectOptions as Options;
 use rocescope_generator::{Generator, MAX_FRAME_LEN, Scenario};
 use serde_json::Value;
 

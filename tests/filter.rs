@@ -3,7 +3,7 @@
 
 use rocescope::filter::{Filter, FrameFacts, Marks};
 use rocescope_dissectors::icrc::{self, Encapsulation};
-use rocescope_dissectors::stack::{Options, Start, dissect_with};
+use rocescope_dissectors::stack::{DissectOptions as Options, Start, dissect_with};
 
 /// Ethernet + one 802.1Q tag (PCP 3, VID 100) + IPv4 (ECN `ecn`) + UDP 4791 + BTH + `ext` + payload + ICRC.
 fn roce_frame(opcode: u8, ext: &[u8], payload: &[u8], ecn: u8, good_icrc: bool) -> Vec<u8> {

@@ -25,32 +25,32 @@ pub const ROCEV2_PORT: u16 = 4791;
 /// How to dissect: which UDP destination ports carry RoCEv2 besides 4791,
 /// and the ExID of the `tcp_bth` TCP option (tcp_bth.md §c.1).
 #[derive(Debug, Clone, Copy)]
-pub struct Options<'p> {
+pub struct DissectOptions<'p> {
     pub roce_ports: &'p [u16],
     /// Default [`tcp_bth::TCP_BTH_EXID_DEFAULT`] (0xEFAB).
     pub tcp_bth_exid: u16,
 }
 
-impl Options<'static> {
+impl DissectOptions<'static> {
     /// RoCEv2 on port 4791 only, the default tcp_bth ExID.
-    pub const DEFAULT: Options<'static> = Options {
+    pub const DEFAULT: DissectOptions<'static> = DissectOptions {
         roce_ports: &[],
         tcp_bth_exid: tcp_bth::TCP_BTH_EXID_DEFAULT,
     };
 }
 
-impl Default for Options<'_> {
+impl Default for DissectOptions<'_> {
     fn default() -> Self {
-        Options::DEFAULT
+        DissectOptions::DEFAULT
     }
 }
 
 /// What `dissect` and `dissect_lax` use: a static, so no per-frame copy of it
 /// is built on the stack and read straight back (that store-to-load stall
 /// was a measurable share of an ACK's dissection).
-static DEFAULT_OPTIONS: Options<'static> = Options::DEFAULT;
+static DEFAULT_OPTIONS: DissectOptions<'static> = DissectOptions::DEFAULT;
 
-impl Options<'_> {
+impl DissectOptions<'_> {
     fn is_roce_port(&self, port: u16) -> bool {
         port == ROCEV2_PORT || self.roce_ports.contains(&port)
     }
@@ -435,7 +435,7 @@ pub fn dissect_lax(frame: &[u8]) -> (Dissected<'_>, Option<WireError>) {
 pub fn dissect_with<'a>(
     frame: &'a [u8],
     start: Start,
-    options: &Options<'_>,
+    options: &DissectOptions<'_>,
 ) -> (Dissected<'a>, Option<WireError>) {
     walk(frame, start, options)
 }
@@ -463,14 +463,14 @@ fn clip(frame: &[u8], at: usize, len: usize, layer: Layer) -> (&[u8], Option<Wir
 fn walk<'a>(
     frame: &'a [u8],
     start: Start,
-    options: &Options<'_>,
+    options: &DissectOptions<'_>,
 ) -> (Dissected<'a>, Option<WireError>) {
     let mut d = Dissected::empty(frame);
     let err = walk_into(&mut d, start, options).err();
     (d, err)
 }
 
-fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &Options<'_>) -> Result<()> {
+fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'_>) -> Result<()> {
     let frame = d.frame;
     let (mut ethertype, mut at) = match start {
         Start::Ethernet => {
@@ -525,7 +525,7 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &Options<'_>) -> 
 }
 
 #[inline]
-fn ipv4_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &Options<'_>) -> Result<()> {
+fn ipv4_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>) -> Result<()> {
     let frame = d.frame;
     let rest = &frame[at..];
     let ip = ipv4::Packet::new_unchecked(rest);
@@ -563,7 +563,7 @@ fn ipv4_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &Options<'_>) -> Re
     )
 }
 
-fn ipv6_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &Options<'_>) -> Result<()> {
+fn ipv6_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>) -> Result<()> {
     let frame = d.frame;
     let rest = &frame[at..];
     crate::error::need(Layer::Ipv6, ipv6::HEADER_LEN, rest.len()).map_err(|e| e.rebased(at))?;
@@ -599,7 +599,7 @@ fn udp_layer<'a>(
     at: usize,
     l4_len: usize,
     encapsulation: Encapsulation,
-    options: &Options<'_>,
+    options: &DissectOptions<'_>,
     ip_cut: Option<WireError>,
 ) -> Result<()> {
     let frame = d.frame;
@@ -639,7 +639,7 @@ fn tcp_layer(
     d: &mut Dissected<'_>,
     at: usize,
     l4_len: usize,
-    options: &Options<'_>,
+    options: &DissectOptions<'_>,
     ip_cut: Option<WireError>,
 ) -> Result<()> {
     let frame = d.frame;

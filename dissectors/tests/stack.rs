@@ -17,7 +17,8 @@ use rocescope_dissectors::ethernet::{self, Address, EtherType};
 use rocescope_dissectors::ib::{deth, reth};
 use rocescope_dissectors::icrc::IcrcStatus;
 use rocescope_dissectors::stack::{
-    self, MAX_VLANS, Network, Options, RoceVersion, Start, dissect, dissect_lax, dissect_with,
+    self, DissectOptions as Options, MAX_VLANS, Network, RoceVersion, Start, dissect, dissect_lax,
+    dissect_with,
 };
 use rocescope_dissectors::{
     BthRepr, ExtHeader, Layer, Malformed, Opcode, Psn, Qpn, WireError, grh, ipv4, mac_control, vlan,

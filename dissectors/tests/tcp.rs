@@ -8,7 +8,9 @@ use rocescope_dissectors::ethernet::{self, Address, EtherType};
 use rocescope_dissectors::icrc::IcrcStatus;
 use rocescope_dissectors::ipv4::IpProtocol;
 use rocescope_dissectors::pretty::{self, TreeWriter};
-use rocescope_dissectors::stack::{Options, Start, dissect, dissect_lax, dissect_with};
+use rocescope_dissectors::stack::{
+    DissectOptions as Options, Start, dissect, dissect_lax, dissect_with,
+};
 use rocescope_dissectors::tcp::{self, Flags};
 use rocescope_dissectors::tcp_bth::{self, Core, IcrcAlgorithm, V1};
 use rocescope_dissectors::{Layer, Malformed, Opcode, WireError, ipv4, ipv6};

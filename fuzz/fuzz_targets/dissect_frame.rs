@@ -23,7 +23,7 @@ use rocescope_dissectors::ib::{
 };
 use rocescope_dissectors::icrc::{ICRC_LEN, IcrcStatus};
 use rocescope_dissectors::stack::{
-    self, Dissected, MAX_VLANS, Network, Options, Roce, RoceVersion, Start,
+    self, DissectOptions, Dissected, MAX_VLANS, Network, Roce, RoceVersion, Start,
 };
 use rocescope_dissectors::{Layer, Qpn, WireError, grh, ipv4, ipv6, mac_control, udp, vlan};
 
@@ -43,16 +43,16 @@ fuzz_target!(|data: &[u8]| {
 
     for ethertype in [EtherType::IPV4, EtherType::IPV6] {
         let start = Start::EtherType(ethertype);
-        let (d2, err2) = stack::dissect_with(data, start, &Options::default());
+        let (d2, err2) = stack::dissect_with(data, start, &DissectOptions::default());
         check(data, &d2, err2, start, &mut sink);
     }
 
     // A UDP datagram that is not on 4791: dissect it again as RoCE on its port.
     if let (Some(u), None) = (d.udp, d.roce) {
         let ports = [u.dst_port()];
-        let options = Options {
+        let options = DissectOptions {
             roce_ports: &ports,
-            ..Options::default()
+            ..DissectOptions::default()
         };
         let (d3, err3) = stack::dissect_with(data, Start::Ethernet, &options);
         check(data, &d3, err3, Start::Ethernet, &mut sink);
@@ -65,7 +65,7 @@ fuzz_target!(|data: &[u8]| {
         let t = eth.ethertype();
         if t == EtherType::IPV4 || t == EtherType::IPV6 {
             let inner = &data[ethernet::HEADER_LEN..];
-            let (d2, err2) = stack::dissect_with(inner, Start::EtherType(t), &Options::default());
+            let (d2, err2) = stack::dissect_with(inner, Start::EtherType(t), &DissectOptions::default());
             let shift = ethernet::HEADER_LEN;
             assert_eq!(err2.map(|e| e.rebased(shift)), err);
             assert_eq!(d2.ethertype, d.ethertype);
@@ -144,6 +144,11 @@ fn check<'a>(
             }
         }
         Start::EtherType(_) => assert!(d.eth.is_none()),
+        // a cooked capture header, never an Ethernet one; its length is recorded once read
+        Start::Sll | Start::Sll2 => {
+            assert!(d.eth.is_none());
+            assert!(d.link_header_len == 0 || usize::from(d.link_header_len) <= frame.len());
+        }
     }
     if let Some(eth) = d.eth {
         let bytes = eth.into_inner();

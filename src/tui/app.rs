@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
-use rocescope_dissectors::stack::Options;
+use rocescope_dissectors::stack::DissectOptions;
 
 use super::InspectConfig;
 use super::layout::{self, Areas, Hit};
-pub use super::tree::{Detail, TreeNode};
+pub use super::tree::{FrameDetail, TreeNode};
 use super::worker::{self, ReplayData, Update, WorkerCfg, Workers};
 use crate::capture::index::{FrameFile, IndexEntry};
 use crate::filter::{Filter, FilterError, FrameMarks};
@@ -172,7 +172,7 @@ pub struct App {
     follow_end: bool,
     /// A frame to select once it is indexed / matched.
     pending_frame: Option<u64>,
-    pub detail: Option<Detail>,
+    pub detail: Option<FrameDetail>,
     pub collapsed: HashSet<String>,
     /// Selected line among the visible tree lines.
     pub tree_sel: usize,
@@ -464,9 +464,9 @@ impl App {
         let mut buf = Vec::new();
         file.read(entry, &mut buf).ok()?;
         let first = self.index.first().map_or(0, |e| e.time_ns);
-        let options = Options {
+        let options = DissectOptions {
             roce_ports: &self.roce_ports,
-            ..Options::default()
+            ..DissectOptions::default()
         };
         let view = FrameView::new(entry.frame(number, &buf), &options, first);
         Some(f(&view))

@@ -25,7 +25,7 @@ pub struct TreeNode {
 
 /// The selected frame, decoded.
 #[derive(Debug, Clone)]
-pub struct Detail {
+pub struct FrameDetail {
     pub number: u64,
     pub bytes: Vec<u8>,
     pub nodes: Vec<TreeNode>,
@@ -33,7 +33,7 @@ pub struct Detail {
 
 /// The detail of frame `number` (`view`), with the replay's `findings` on it.
 #[must_use]
-pub fn detail(number: u64, view: &FrameView<'_>, findings: &[Finding]) -> Detail {
+pub fn detail(number: u64, view: &FrameView<'_>, findings: &[Finding]) -> FrameDetail {
     let mut b = TreeBuilder {
         nodes: Vec::new(),
         depth: 1,
@@ -81,7 +81,7 @@ pub fn detail(number: u64, view: &FrameView<'_>, findings: &[Finding]) -> Detail
     if let Some(d) = &view.dissected {
         visit(d, &mut b);
     }
-    Detail {
+    FrameDetail {
         number,
         bytes: f.data.to_vec(),
         nodes: b.nodes,

@@ -15,7 +15,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::Duration;
 
-use rocescope_dissectors::stack::Options;
+use rocescope_dissectors::stack::DissectOptions;
 
 use crate::capture::CaptureReader;
 use crate::capture::index::{IndexEntry, Indexer};
@@ -370,9 +370,9 @@ fn spawn_filter(
                 let _ = tx.send(Update::MatchesDone { generation });
                 return;
             };
-            let options = Options {
+            let options = DissectOptions {
                 roce_ports: &cfg.roce_ports,
-                ..Options::default()
+                ..DissectOptions::default()
             };
             let mut marks = marks.unwrap_or_default();
             let mut chunk = Vec::new();
