@@ -1,0 +1,245 @@
+//! Frame building: a captured packet in flight becomes RoCE bytes in the caller's buffer (its
+//! headers from the scenario's hosts and connection, payload, ICRC), PFC frames and the
+//! `tcp_bth` model's segments likewise.
+
+use super::*;
+
+impl Generator<'_> {
+    /// `roce_frame(p).buffer_len()` without building the frame.
+    pub(super) fn frame_len(&self, p: &Pkt) -> usize {
+        let conn = &self.sc.connections[usize::from(p.conn)];
+        let src = match p.dir {
+            Dir::Req => conn.requester,
+            Dir::Resp => conn.responder,
+        };
+        let h = &self.sc.hosts[src];
+        let l2 = ethernet::HEADER_LEN
+            + if h.vlan.is_some() {
+                vlan::HEADER_LEN
+            } else {
+                0
+            };
+        let net = if h.ip.is_ipv4() { 20 + 8 } else { 40 + 8 };
+        let headers = p
+            .opcode
+            .info()
+            .and_then(|i| i.header_bytes())
+            .unwrap_or(bth::HEADER_LEN);
+        let payload = p.payload as usize;
+        (l2 + net + headers + payload + (payload.wrapping_neg() & 3) + 4).max(60)
+    }
+
+    pub(super) fn roce_frame(&self, p: &Pkt) -> RoceFrame {
+        let conn = &self.sc.connections[usize::from(p.conn)];
+        let (src, dst, dest_qp) = match p.dir {
+            Dir::Req => (conn.requester, conn.responder, conn.responder_qpn),
+            Dir::Resp => (conn.responder, conn.requester, conn.requester_qpn),
+        };
+        let (sh, dh) = (&self.sc.hosts[src], &self.sc.hosts[dst]);
+        let cnp = p.opcode == Opcode::CNP;
+        let mut l2 = L2::untagged(ethernet::Repr {
+            dst_addr: ethernet::Address(dh.mac),
+            src_addr: ethernet::Address(sh.mac),
+            ethertype: EtherType::IPV4,
+        });
+        if let Some((vid, pcp)) = sh.vlan {
+            l2.vlans[0] = Some(VlanTag {
+                tpid: EtherType::VLAN,
+                tag: vlan::Repr {
+                    pcp: if cnp { 6 } else { pcp },
+                    dei: false,
+                    vid: VlanId::new_masked(vid),
+                    ethertype: EtherType::IPV4,
+                },
+            });
+        }
+        let (dscp, ecn) = if cnp {
+            (48, 2)
+        } else if p.ce {
+            (sh.dscp, 3)
+        } else {
+            (sh.dscp, sh.ecn)
+        };
+        let src_port = if cnp { 0 } else { conn.udp_sport };
+        let network = match (sh.ip, dh.ip) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => NetworkRepr::Ipv4 {
+                ip: ipv4::Repr {
+                    src_addr: s,
+                    dst_addr: d,
+                    next_header: ipv4::IpProtocol::UDP,
+                    payload_len: 0,
+                    hop_limit: 64,
+                    dscp,
+                    ecn,
+                    ident: 0,
+                    dont_frag: true,
+                },
+                src_port,
+                dst_port: 4791,
+            },
+            (s, d) => NetworkRepr::Ipv6 {
+                ip: ipv6::Repr {
+                    src_addr: to_v6(s),
+                    dst_addr: to_v6(d),
+                    next_header: ipv4::IpProtocol::UDP,
+                    payload_len: 0,
+                    hop_limit: 64,
+                    traffic_class: (dscp << 2) | ecn,
+                    flow_label: u32::from(src_port) & 0xF_FFFF,
+                },
+                src_port,
+                dst_port: 4791,
+            },
+        };
+        let bth = bth::Repr {
+            opcode: p.opcode,
+            solicited_event: false,
+            mig_req: !cnp,
+            pad_count: 0,
+            tver: 0,
+            pkey: if cnp { 0xFFFF } else { conn.pkey },
+            fecn: false,
+            becn: cnp,
+            dest_qp: Qpn::new_masked(dest_qp),
+            ack_req: p.ack_req,
+            psn: p.psn,
+        };
+        let exts = ExtReprs {
+            deth: Some(deth::Repr {
+                qkey: conn.qkey,
+                src_qp: Qpn::new_masked(conn.requester_qpn),
+            }),
+            reth: Some(reth::Repr {
+                va: p.va,
+                rkey: 0x1234 + u32::from(p.conn),
+                dma_len: p.dma_len,
+            }),
+            atomic_eth: Some(atomic_eth::Repr {
+                va: p.va,
+                rkey: 0x1234 + u32::from(p.conn),
+                swap_add: 1,
+                compare: 0,
+            }),
+            aeth: Some(aeth::Repr {
+                syndrome: p.syndrome,
+                msn: p.msn,
+            }),
+            atomic_ack_eth: Some(atomic_ack_eth::Repr {
+                orig_remote_data: u64::from(p.psn.value()),
+            }),
+            immdt: Some(immdt::Repr {
+                imm_data: p.psn.value(),
+            }),
+            ieth: Some(ieth::Repr {
+                rkey: 0x1234 + u32::from(p.conn),
+            }),
+            ..ExtReprs::default()
+        };
+        RoceFrame {
+            l2,
+            network,
+            bth,
+            exts,
+            payload_len: p.payload as usize,
+        }
+    }
+
+    pub(super) fn build(
+        &mut self,
+        t: u64,
+        c: &Captured,
+        buf: &mut [u8],
+    ) -> Result<FrameOut, GenError> {
+        let time_ns = self.sc.start_ns.saturating_add(t);
+        match *c {
+            Captured::Roce(p) => {
+                let frame = self.roce_frame(&p);
+                let policy = Policy {
+                    icrc: if p.corrupt {
+                        IcrcPolicy::Corrupt(0xDEAD_BEEF)
+                    } else {
+                        IcrcPolicy::Correct
+                    },
+                    ..Policy::default()
+                };
+                let fill = (p.psn.value() & 0xFF) as u8;
+                let len = frame.emit_filled(buf, &policy, fill, &mut self.emit_cache)?;
+                let snap = match (p.snap, self.sc.snaplen) {
+                    (0, 0) => len,
+                    (0, s) | (s, 0) => s as usize,
+                    (a, b) => a.min(b) as usize,
+                };
+                let cut = len.min(snap);
+                let info = p.opcode.info();
+                let conn = &self.sc.connections[usize::from(p.conn)];
+                self.truth.roce(&Seen {
+                    time: time_ns,
+                    flow: usize::from(p.conn) * 2 + usize::from(p.dir == Dir::Resp),
+                    operation: info.map_or(Operation::Cnp, |i| i.operation),
+                    position: info.map_or(Position::Only, |i| i.position),
+                    psn: p.psn,
+                    consumed: p.consumed,
+                    dma_len: p.dma_len,
+                    syndrome: p.syndrome,
+                    ce: p.ce,
+                    corrupt: p.corrupt,
+                    truncated: cut < len,
+                    is_ud: conn.transport == TransportKind::Ud,
+                    is_uc: conn.transport == TransportKind::Uc,
+                });
+                Ok(FrameOut {
+                    time_ns,
+                    len: cut,
+                    orig_len: len,
+                })
+            }
+            Captured::Pfc { spec, quanta } => {
+                let p = self.sc.pfc[usize::from(spec)];
+                let mac = self.sc.hosts[p.host].mac;
+                let mut q = [0u16; 8];
+                q[usize::from(p.priority & 7)] = quanta;
+                let frame = MacControlFrame {
+                    l2: L2::untagged(ethernet::Repr {
+                        dst_addr: PAUSE_DST,
+                        src_addr: ethernet::Address(mac),
+                        ethertype: EtherType::MAC_CONTROL,
+                    }),
+                    body: mac_control::Repr::Pfc {
+                        enable: 1 << (p.priority & 7),
+                        quanta: q,
+                    },
+                };
+                let len = frame.emit(buf)?;
+                self.truth.pfc(time_ns, mac, p.priority, quanta);
+                Ok(FrameOut {
+                    time_ns,
+                    len,
+                    orig_len: len,
+                })
+            }
+        }
+    }
+
+    pub(super) fn build_tcp(&mut self, buf: &mut [u8]) -> Result<FrameOut, GenError> {
+        let Some(r) = self.tcp.build_next(self.sc, buf) else {
+            return Err(GenError::Build(BuildError::InvalidRepr(
+                "no tcp_bth segment",
+            )));
+        };
+        let (t, len, has_bth) = r?;
+        let time_ns = self.sc.start_ns.saturating_add(t);
+        self.truth.tcp(time_ns, has_bth);
+        Ok(FrameOut {
+            time_ns,
+            len,
+            orig_len: len,
+        })
+    }
+}
+
+pub(super) fn to_v6(a: IpAddr) -> std::net::Ipv6Addr {
+    match a {
+        IpAddr::V6(a) => a,
+        IpAddr::V4(a) => a.to_ipv6_mapped(),
+    }
+}
