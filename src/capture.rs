@@ -15,46 +15,26 @@
 //! error have been delivered. Unknown pcapng block types are skipped; unknown link types are not an
 //! error (the frame carries its [`LinkType`] and the dissector reports it).
 
+mod error;
 pub mod index;
 mod input;
 pub mod merge;
 mod pcap;
 mod pcapng;
 
-use std::borrow::Cow;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use pcap_file::PcapError;
-use pcap_file::pcap::PcapParser;
-use pcap_file::pcapng::PcapNgParser;
 use rocescope_dissectors::{sll, sll2};
 
-use self::input::{Input, read_u32};
+pub use self::error::CaptureError;
+use self::error::io_err;
+pub use self::input::MAX_RECORD_LEN;
+use self::input::{Current, Input, read_u32};
 pub use self::merge::MergedReader;
-use self::pcapng::Iface;
 pub use crate::frame::{Frame, LinkType};
-
-/// Size of the read buffer (and the unit of each `read` call on the input).
-const BUF_SIZE: usize = 1 << 20;
-
-/// Largest pcap record or pcapng block accepted. Anything larger is taken as corruption rather
-/// than a reason to allocate that much.
-pub const MAX_RECORD_LEN: usize = 64 << 20;
-
-mod magic {
-    pub const PCAP_US_BE: u32 = 0xA1B2_C3D4;
-    pub const PCAP_US_LE: u32 = 0xD4C3_B2A1;
-    pub const PCAP_NS_BE: u32 = 0xA1B2_3C4D;
-    pub const PCAP_NS_LE: u32 = 0x4D3C_B2A1;
-    /// pcapng section header block type (a palindrome, the same in both byte orders).
-    pub const PCAPNG_SHB: u32 = 0x0A0D_0D0A;
-    /// pcapng byte-order magic, as read big-endian.
-    pub const PCAPNG_BOM_BE: u32 = 0x1A2B_3C4D;
-    pub const PCAPNG_BOM_LE: u32 = 0x4D3C_2B1A;
-}
 
 /// Linux cooked capture v1 (`LINKTYPE_LINUX_SLL`, 16-byte header): the protocol field (an
 /// `EtherType` for ordinary packets) and the network-layer payload that follows the header.
@@ -86,95 +66,6 @@ pub fn cooked_payload(link: LinkType, data: &[u8]) -> Option<(u16, &[u8])> {
     }
 }
 
-/// Why a capture could not be read. `Display` is one line: `<file>: <reason>`.
-#[derive(Debug, thiserror::Error)]
-pub enum CaptureError {
-    /// Opening or reading failed.
-    #[error("{}: {}", .path.display(), io_reason(.error))]
-    Io { path: PathBuf, error: io::Error },
-    /// The path names a directory.
-    #[error("{}: is a directory", .path.display())]
-    IsDirectory { path: PathBuf },
-    /// The input has no bytes at all.
-    #[error("{}: empty file", .path.display())]
-    Empty { path: PathBuf },
-    /// The first four bytes are no pcap or pcapng magic number.
-    #[error("{}: not a pcap or pcapng file (magic 0x{magic:08x})", .path.display())]
-    NotCapture { path: PathBuf, magic: u32 },
-    /// Fewer than four bytes: no magic number to look at.
-    #[error("{}: not a pcap or pcapng file (only {len} bytes)", .path.display())]
-    TooShort { path: PathBuf, len: usize },
-    /// The pcap global header or the first pcapng section header is cut short.
-    #[error("{}: truncated {what} ({need} bytes needed, {have} present)", .path.display())]
-    TruncatedHeader {
-        path: PathBuf,
-        what: &'static str,
-        need: usize,
-        have: usize,
-    },
-    /// The input ends inside the fixed header of a record or block.
-    #[error("{}: truncated {what} header at byte {offset} (need {need} bytes, {left} left)", .path.display())]
-    TruncatedRecordHeader {
-        path: PathBuf,
-        what: &'static str,
-        offset: u64,
-        need: usize,
-        left: usize,
-    },
-    /// A record or block says it is longer than what is left of the input.
-    #[error("{}: truncated {what} at byte {offset} ({what} says {says} bytes, {left} left)", .path.display())]
-    TruncatedRecord {
-        path: PathBuf,
-        what: &'static str,
-        offset: u64,
-        says: u64,
-        left: u64,
-    },
-    /// A record or block whose content makes no sense.
-    #[error("{}: malformed {what} at byte {offset}: {reason}", .path.display())]
-    Malformed {
-        path: PathBuf,
-        what: &'static str,
-        offset: u64,
-        reason: Cow<'static, str>,
-    },
-}
-
-impl CaptureError {
-    /// The file the error is about (`<stdin>` for standard input).
-    #[must_use]
-    pub fn path(&self) -> &Path {
-        match self {
-            Self::Io { path, .. }
-            | Self::IsDirectory { path }
-            | Self::Empty { path }
-            | Self::NotCapture { path, .. }
-            | Self::TooShort { path, .. }
-            | Self::TruncatedHeader { path, .. }
-            | Self::TruncatedRecordHeader { path, .. }
-            | Self::TruncatedRecord { path, .. }
-            | Self::Malformed { path, .. } => path,
-        }
-    }
-}
-
-/// `io::Error`'s message without the ` (os error N)` suffix.
-fn io_reason(error: &io::Error) -> String {
-    let text = error.to_string();
-    match text.rfind(" (os error ") {
-        Some(at) if text.ends_with(')') => text[..at].to_owned(),
-        _ => text,
-    }
-}
-
-fn pcap_error_reason(error: PcapError) -> Cow<'static, str> {
-    match error {
-        PcapError::InvalidField(reason) => Cow::Borrowed(reason),
-        PcapError::IncompleteBuffer => Cow::Borrowed("incomplete data"),
-        other => Cow::Owned(other.to_string()),
-    }
-}
-
 /// The container format of a capture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaptureFormat {
@@ -189,29 +80,8 @@ pub enum CaptureFormat {
 }
 
 enum Format {
-    Pcap {
-        parser: PcapParser,
-        big: bool,
-        nanos: bool,
-        link: LinkType,
-    },
-    PcapNg {
-        parser: PcapNgParser,
-        big: bool,
-        ifaces: Vec<Iface>,
-    },
-}
-
-/// The frame the reader stands on: where its bytes are in the buffer.
-#[derive(Debug, Clone, Copy, Default)]
-struct Current {
-    number: u64,
-    time_ns: u64,
-    caplen: u32,
-    orig_len: u32,
-    link: u32,
-    start: usize,
-    len: usize,
+    Pcap(pcap::Pcap),
+    PcapNg(pcapng::PcapNg),
 }
 
 /// Reads the frames of one pcap or pcapng file, or of standard input.
@@ -282,10 +152,8 @@ impl CaptureReader {
             return Err(CaptureError::TooShort { path, len: have });
         };
         let format = match magic {
-            magic::PCAP_US_BE | magic::PCAP_US_LE | magic::PCAP_NS_BE | magic::PCAP_NS_LE => {
-                pcap::open_pcap(&path, &mut input)?
-            }
-            magic::PCAPNG_SHB => pcapng::open_pcapng(&path, &mut input)?,
+            m if pcap::MAGICS.contains(&m) => Format::Pcap(pcap::open(&path, &mut input)?),
+            pcapng::MAGIC => Format::PcapNg(pcapng::open(&path, &mut input)?),
             magic => return Err(CaptureError::NotCapture { path, magic }),
         };
         Ok(CaptureReader {
@@ -310,14 +178,12 @@ impl CaptureReader {
     #[must_use]
     pub fn format(&self) -> CaptureFormat {
         match &self.format {
-            Format::Pcap {
-                big, nanos, link, ..
-            } => CaptureFormat::Pcap {
-                nanosecond: *nanos,
-                big_endian: *big,
-                link: *link,
+            Format::Pcap(p) => CaptureFormat::Pcap {
+                nanosecond: p.nanos,
+                big_endian: p.big,
+                link: p.link,
             },
-            Format::PcapNg { .. } => CaptureFormat::PcapNg,
+            Format::PcapNg(_) => CaptureFormat::PcapNg,
         }
     }
 
@@ -365,17 +231,8 @@ impl CaptureReader {
             return None;
         }
         let step = match &mut self.format {
-            Format::Pcap {
-                parser,
-                big,
-                nanos,
-                link,
-            } => pcap::next_pcap(&mut self.input, parser, *big, *nanos, *link),
-            Format::PcapNg {
-                parser,
-                big,
-                ifaces,
-            } => pcapng::next_pcapng(&mut self.input, parser, big, ifaces, self.last_time_ns),
+            Format::Pcap(p) => p.next(&mut self.input),
+            Format::PcapNg(p) => p.next(&mut self.input, self.last_time_ns),
         };
         match step {
             Ok(Some(mut cur)) => {
@@ -394,83 +251,6 @@ impl CaptureReader {
                 Some(Err(e.into_error(self.path.clone())))
             }
         }
-    }
-}
-
-fn io_err(path: &Path, error: io::Error) -> CaptureError {
-    CaptureError::Io {
-        path: path.to_owned(),
-        error,
-    }
-}
-
-/// A [`CaptureError`] before the path is attached (keeps the hot path free of `PathBuf` moves).
-enum StepError {
-    Io(io::Error),
-    RecordHeader {
-        what: &'static str,
-        offset: u64,
-        need: usize,
-        left: usize,
-    },
-    Record {
-        what: &'static str,
-        offset: u64,
-        says: u64,
-        left: u64,
-    },
-    Malformed {
-        what: &'static str,
-        offset: u64,
-        reason: Cow<'static, str>,
-    },
-}
-
-impl StepError {
-    fn into_error(self, path: PathBuf) -> CaptureError {
-        match self {
-            StepError::Io(error) => CaptureError::Io { path, error },
-            StepError::RecordHeader {
-                what,
-                offset,
-                need,
-                left,
-            } => CaptureError::TruncatedRecordHeader {
-                path,
-                what,
-                offset,
-                need,
-                left,
-            },
-            StepError::Record {
-                what,
-                offset,
-                says,
-                left,
-            } => CaptureError::TruncatedRecord {
-                path,
-                what,
-                offset,
-                says,
-                left,
-            },
-            StepError::Malformed {
-                what,
-                offset,
-                reason,
-            } => CaptureError::Malformed {
-                path,
-                what,
-                offset,
-                reason,
-            },
-        }
-    }
-}
-
-impl From<io::Error> for StepError {
-    fn from(e: io::Error) -> Self {
-        StepError::Io(e)
     }
 }
 

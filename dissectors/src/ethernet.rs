@@ -208,9 +208,9 @@ impl<T: AsRef<[u8]>> Frame<T> {
     /// Source and destination for the field tree; the walk adds the innermost EtherType,
     /// which follows any VLAN tags.
     pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
-        let src = Value::Mac(self.src_addr());
+        let src = Value::Mac(self.src_addr().0);
         v.field("src", "Source", src, span(offset, field::SRC_ADDR));
-        let dst = Value::Mac(self.dst_addr());
+        let dst = Value::Mac(self.dst_addr().0);
         v.field("dst", "Destination", dst, span(offset, field::DST_ADDR));
     }
 }

@@ -8,8 +8,6 @@ use core::fmt;
 use core::net::{Ipv4Addr, Ipv6Addr};
 use core::ops::Range;
 
-use crate::ethernet::Address;
-
 /// A field's value. Integers are JSON numbers whatever their display base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Value<'a> {
@@ -19,7 +17,8 @@ pub enum Value<'a> {
     Hex(u64, u8),
     Bool(bool),
     Str(&'a str),
-    Mac(Address),
+    /// A MAC address, shown `aa:bb:cc:dd:ee:ff`.
+    Mac([u8; 6]),
     Ipv4(Ipv4Addr),
     Ipv6(Ipv6Addr),
     /// JSON `null` (a value that cannot be known, like an unverifiable ICRC).
@@ -45,7 +44,11 @@ impl fmt::Display for Value<'_> {
             Value::Hex(v, digits) => write!(f, "{v:#0width$x}", width = usize::from(digits) + 2),
             Value::Bool(b) => write!(f, "{b}"),
             Value::Str(s) => f.write_str(s),
-            Value::Mac(a) => write!(f, "{a}"),
+            Value::Mac(b) => write!(
+                f,
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                b[0], b[1], b[2], b[3], b[4], b[5]
+            ),
             Value::Ipv4(a) => write!(f, "{a}"),
             Value::Ipv6(a) => write!(f, "{a}"),
             Value::Null => f.write_str("null"),

@@ -3,7 +3,24 @@
 
 use std::io::{self, Read};
 
-use super::BUF_SIZE;
+/// Size of the read buffer (and the unit of each `read` call on the input).
+const BUF_SIZE: usize = 1 << 20;
+
+/// Largest pcap record or pcapng block accepted. Anything larger is taken as corruption rather
+/// than a reason to allocate that much.
+pub const MAX_RECORD_LEN: usize = 64 << 20;
+
+/// The frame the reader stands on: where its bytes are in the buffer.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Current {
+    pub(super) number: u64,
+    pub(super) time_ns: u64,
+    pub(super) caplen: u32,
+    pub(super) orig_len: u32,
+    pub(super) link: u32,
+    pub(super) start: usize,
+    pub(super) len: usize,
+}
 
 /// A reusable input buffer over any byte stream.
 pub(super) struct Input {

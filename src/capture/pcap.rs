@@ -7,15 +7,26 @@ use std::path::Path;
 use pcap_file::pcap::PcapParser;
 use pcap_file::{Endianness, TsResolution};
 
-use super::input::{Input, read_u32};
-use super::{CaptureError, Current, Format, MAX_RECORD_LEN, StepError, io_err, pcap_error_reason};
+use super::error::{CaptureError, StepError, io_err, pcap_error_reason};
+use super::input::{Current, Input, MAX_RECORD_LEN, read_u32};
 use crate::frame::LinkType;
 
 const PCAP_HEADER_LEN: usize = 24;
 const PCAP_RECORD_HEADER_LEN: usize = 16;
 
+/// The four magic numbers: microseconds or nanoseconds, as read big-endian from either order.
+pub(super) const MAGICS: [u32; 4] = [0xA1B2_C3D4, 0xD4C3_B2A1, 0xA1B2_3C4D, 0x4D3C_B2A1];
+
+/// A pcap file being read: its global header's settings.
+pub(super) struct Pcap {
+    parser: PcapParser,
+    pub(super) big: bool,
+    pub(super) nanos: bool,
+    pub(super) link: LinkType,
+}
+
 /// Parses the pcap global header (the magic number is known to be a pcap one).
-pub(super) fn open_pcap(path: &Path, input: &mut Input) -> Result<Format, CaptureError> {
+pub(super) fn open(path: &Path, input: &mut Input) -> Result<Pcap, CaptureError> {
     let have = input.ensure(PCAP_HEADER_LEN).map_err(|e| io_err(path, e))?;
     if have < PCAP_HEADER_LEN {
         return Err(CaptureError::TruncatedHeader {
@@ -38,7 +49,7 @@ pub(super) fn open_pcap(path: &Path, input: &mut Input) -> Result<Format, Captur
     };
     input.consume(PCAP_HEADER_LEN);
     let header = parser.header();
-    Ok(Format::Pcap {
+    Ok(Pcap {
         big: header.endianness == Endianness::Big,
         nanos: header.ts_resolution == TsResolution::NanoSecond,
         // The upper bits may carry FCS information (LT_LINKTYPE in libpcap).
@@ -47,7 +58,14 @@ pub(super) fn open_pcap(path: &Path, input: &mut Input) -> Result<Format, Captur
     })
 }
 
-pub(super) fn next_pcap(
+impl Pcap {
+    /// The next record's frame, `None` at the end of the input.
+    pub(super) fn next(&self, input: &mut Input) -> Result<Option<Current>, StepError> {
+        next(input, &self.parser, self.big, self.nanos, self.link)
+    }
+}
+
+fn next(
     input: &mut Input,
     parser: &PcapParser,
     big: bool,

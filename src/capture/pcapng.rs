@@ -12,11 +12,44 @@ use pcap_file::pcapng::blocks::interface_description::{
     InterfaceDescriptionBlock, InterfaceDescriptionOption,
 };
 
-use super::input::{Input, read_u16, read_u32};
-use super::{
-    CaptureError, Current, Format, MAX_RECORD_LEN, StepError, io_err, magic, pcap_error_reason,
-};
+use super::error::{CaptureError, StepError, io_err, pcap_error_reason};
+use super::input::{Current, Input, MAX_RECORD_LEN, read_u16, read_u32};
 use crate::frame::LinkType;
+
+mod magic {
+    /// pcapng byte-order magic, as read big-endian.
+    pub const BOM_BE: u32 = 0x1A2B_3C4D;
+    pub const BOM_LE: u32 = 0x4D3C_2B1A;
+}
+
+/// The section header block's type, which opens every pcapng file (a palindrome: the same in
+/// both byte orders).
+pub(super) const MAGIC: u32 = block::SECTION_HEADER;
+
+/// A pcapng file being read: the current section's byte order and interfaces.
+pub(super) struct PcapNg {
+    parser: PcapNgParser,
+    big: bool,
+    ifaces: Vec<Iface>,
+}
+
+impl PcapNg {
+    /// The next packet block's frame, `None` at the end of the input; `last_time_ns` is the
+    /// time a simple packet block (which has none) takes.
+    pub(super) fn next(
+        &mut self,
+        input: &mut Input,
+        last_time_ns: u64,
+    ) -> Result<Option<Current>, StepError> {
+        next(
+            input,
+            &mut self.parser,
+            &mut self.big,
+            &mut self.ifaces,
+            last_time_ns,
+        )
+    }
+}
 
 mod block {
     pub const SECTION_HEADER: u32 = 0x0A0D_0D0A;
@@ -59,7 +92,7 @@ impl TsUnit {
 
 /// What the reader needs to know about one pcapng interface.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Iface {
+struct Iface {
     link: LinkType,
     snaplen: u32,
     unit: TsUnit,
@@ -97,7 +130,8 @@ impl Iface {
 }
 
 /// Parses the first pcapng section header block (the block type is known to be SHB).
-pub(super) fn open_pcapng(path: &Path, input: &mut Input) -> Result<Format, CaptureError> {
+/// Parses the first section header block (the block type is known to be SHB).
+pub(super) fn open(path: &Path, input: &mut Input) -> Result<PcapNg, CaptureError> {
     let what = "pcapng section header";
     let have = input.ensure(12).map_err(|e| io_err(path, e))?;
     if have < 12 {
@@ -109,8 +143,8 @@ pub(super) fn open_pcapng(path: &Path, input: &mut Input) -> Result<Format, Capt
         });
     }
     let big = match read_u32(input.avail(), 8, true) {
-        Some(magic::PCAPNG_BOM_BE) => true,
-        Some(magic::PCAPNG_BOM_LE) => false,
+        Some(magic::BOM_BE) => true,
+        Some(magic::BOM_LE) => false,
         _ => {
             return Err(CaptureError::Malformed {
                 path: path.to_owned(),
@@ -150,14 +184,14 @@ pub(super) fn open_pcapng(path: &Path, input: &mut Input) -> Result<Format, Capt
         }
     };
     input.consume(len);
-    Ok(Format::PcapNg {
+    Ok(PcapNg {
         parser,
         big,
         ifaces: Vec::new(),
     })
 }
 
-pub(super) fn next_pcapng(
+fn next(
     input: &mut Input,
     parser: &mut PcapNgParser,
     big: &mut bool,
@@ -178,8 +212,8 @@ pub(super) fn next_pcapng(
         // byte-order magic gives.
         let len_big = if block_type == block::SECTION_HEADER {
             match read_u32(avail, 8, true) {
-                Some(magic::PCAPNG_BOM_BE) => true,
-                Some(magic::PCAPNG_BOM_LE) => false,
+                Some(magic::BOM_BE) => true,
+                Some(magic::BOM_LE) => false,
                 Some(_) => {
                     return Err(StepError::Malformed {
                         what: "block",

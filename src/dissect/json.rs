@@ -10,7 +10,6 @@ use std::io::{self, Write};
 use std::net::Ipv4Addr;
 use std::ops::Range;
 
-use rocescope_dissectors::ethernet::Address;
 use rocescope_dissectors::pretty::{self, Value, Visitor};
 
 use crate::frame::FrameView;
@@ -326,10 +325,10 @@ fn uint_long(buf: &mut Vec<u8>, v: u64) {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// `"aa:bb:cc:dd:ee:ff"`: lowercase, in double quotes.
-fn mac_quoted(buf: &mut Vec<u8>, a: Address) {
+fn mac_quoted(buf: &mut Vec<u8>, a: [u8; 6]) {
     let (_, s) = room::<19>(buf);
     s[0] = b'"';
-    for (i, b) in a.as_bytes().iter().enumerate() {
+    for (i, b) in a.iter().enumerate() {
         s[1 + 3 * i] = HEX[usize::from(b >> 4)];
         s[2 + 3 * i] = HEX[usize::from(b & 0xF)];
         s[3 + 3 * i] = b':';
@@ -496,7 +495,7 @@ mod test {
             ipv4_quoted(&mut b, a);
             assert_eq!(String::from_utf8(b).unwrap(), format!("\"{a}\""));
         }
-        let a = Address([0x08, 0xc0, 0xeb, 0xda, 0xe2, 0xe6]);
+        let a = [0x08, 0xc0, 0xeb, 0xda, 0xe2, 0xe6];
         let mut b = Vec::new();
         mac_quoted(&mut b, a);
         assert_eq!(String::from_utf8(b).unwrap(), "\"08:c0:eb:da:e2:e6\"");

@@ -82,7 +82,7 @@ fn lit_matches(op: Op, lit: &Lit, v: Value<'_>) -> bool {
     match (lit, v) {
         (Lit::Int(n), v) => v.as_u64().is_some_and(|x| ordered(op, x, *n)),
         (Lit::Range(a, b), v) => v.as_u64().is_some_and(|x| (*a..=*b).contains(&x)),
-        (Lit::Mac(m), Value::Mac(a)) => a.as_bytes() == m,
+        (Lit::Mac(m), Value::Mac(a)) => &a == m,
         (Lit::V4(net, prefix), Value::Ipv4(a)) => {
             let a = u32::from(a);
             if *prefix == 32 {
