@@ -85,6 +85,8 @@ enum Format {
 }
 
 /// Reads the frames of one pcap or pcapng file, or of standard input.
+// Aligned to its own cache lines, as `MergedReader` is (it is written for every frame).
+#[repr(align(128))]
 pub struct CaptureReader {
     path: PathBuf,
     input: Input,

@@ -112,7 +112,9 @@ pub fn run_with<S: FrameSource + ?Sized>(
     let mut engine = Engine::new(cfg.clone());
     let mut frames = 0u64;
     let mut stopped = false;
-    let prepare = |frame: &Frame<'_>, engine_busy: bool| {
+    // `move`: the reading thread gets its own copy of what it reads for every frame, so
+    // that no cache line is shared with the counters the engine thread writes.
+    let prepare = move |frame: &Frame<'_>, engine_busy: bool| {
         let dissect = match split {
             Split::Balanced => engine_busy,
             Split::Reader => true,

@@ -167,7 +167,8 @@ pub enum Slot<'a, P> {
 pub struct Progress {
     /// Time of the first frame read (relative times count from it), 0 before any.
     pub first_time_ns: u64,
-    /// Bytes read so far (frame data plus a record header per frame).
+    /// Bytes read so far (frame data plus a record header per frame); read ahead on a second
+    /// thread, up to the end of the batch the frame came in.
     pub bytes: u64,
 }
 
@@ -192,7 +193,9 @@ enum Item<P> {
 #[derive(Debug)]
 pub struct Batch<P> {
     data: Vec<u8>,
-    items: Vec<(Item<P>, Progress)>,
+    items: Vec<Item<P>>,
+    /// Where the reading was at the end of the batch.
+    at: Progress,
     /// The source's error right after these frames (the reading then stops).
     error: Option<CaptureError>,
 }
@@ -202,6 +205,7 @@ impl<P> Batch<P> {
         Batch {
             data: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
             items: Vec::with_capacity(BATCH_FRAMES),
+            at: Progress::default(),
             error: None,
         }
     }
@@ -210,7 +214,7 @@ impl<P> Batch<P> {
         self.items.len() >= BATCH_FRAMES || self.data.len() >= BATCH_BYTES
     }
 
-    fn push_frame(&mut self, f: &Frame<'_>, at: Progress) {
+    fn push_frame(&mut self, f: &Frame<'_>) {
         let start = self.data.len();
         self.data.extend_from_slice(f.data);
         let meta = Meta {
@@ -222,7 +226,7 @@ impl<P> Batch<P> {
             start,
             end: self.data.len(),
         };
-        self.items.push((Item::Frame(meta), at));
+        self.items.push(Item::Frame(meta));
     }
 }
 
@@ -274,6 +278,43 @@ where
     read_ahead(source, prepare, each)
 }
 
+/// Read frames into `batch` until it is full or the source ends.
+fn fill_batch<S, P>(
+    batch: &mut Batch<P>,
+    source: &mut S,
+    at: &mut Progress,
+    ahead: &ahead::Ahead,
+    prepare: &mut impl FnMut(&Frame<'_>, bool) -> Option<P>,
+) -> Filled
+where
+    S: FrameSource + ?Sized,
+{
+    let mut busy = false;
+    while !batch.full() {
+        if batch.items.len() % DECIDE_EVERY == 0 {
+            busy = ahead.waiting() > 0;
+        }
+        match source.advance() {
+            None => return Filled::Last,
+            Some(Err(e)) => {
+                batch.error = Some(e);
+                return Filled::Last;
+            }
+            Some(Ok(())) => {}
+        }
+        if at.bytes == 0 {
+            at.first_time_ns = source.first_time_ns().unwrap_or(0);
+        }
+        let frame = source.current();
+        at.bytes += u64::from(frame.caplen) + RECORD_OVERHEAD;
+        match prepare(&frame, busy) {
+            Some(p) => batch.items.push(Item::Prepared(p)),
+            None => batch.push_frame(&frame),
+        }
+    }
+    Filled::More
+}
+
 /// [`drive`] for callers that only want the frames (nothing prepared on the reading thread).
 ///
 /// # Errors
@@ -309,37 +350,18 @@ where
 {
     let mut at = Progress::default();
     let pool = (0..BATCHES).map(|_| Batch::new()).collect();
-    let fill = |batch: &mut Batch<P>, ahead: &ahead::Ahead| {
+    // `move`: the reading thread owns its progress (see `ahead::run`)
+    let fill = move |batch: &mut Batch<P>, ahead: &ahead::Ahead| {
         batch.data.clear();
         batch.items.clear();
-        let mut busy = false;
-        while !batch.full() {
-            if batch.items.len() % DECIDE_EVERY == 0 {
-                busy = ahead.waiting() > 0;
-            }
-            match source.advance() {
-                None => return Filled::Last,
-                Some(Err(e)) => {
-                    batch.error = Some(e);
-                    return Filled::Last;
-                }
-                Some(Ok(())) => {}
-            }
-            if at.bytes == 0 {
-                at.first_time_ns = source.first_time_ns().unwrap_or(0);
-            }
-            let frame = source.current();
-            at.bytes += u64::from(frame.caplen) + RECORD_OVERHEAD;
-            match prepare(&frame, busy) {
-                Some(p) => batch.items.push((Item::Prepared(p), at)),
-                None => batch.push_frame(&frame, at),
-            }
-        }
-        Filled::More
+        let filled = fill_batch(batch, &mut *source, &mut at, ahead, &mut prepare);
+        batch.at = at;
+        filled
     };
     // a break (the consumer stopped) needs nothing more than the end does
     let _ = ahead::run(pool, fill, |batch: &mut Batch<P>| -> Result<_, E> {
-        for (item, at) in &batch.items {
+        let at = batch.at;
+        for item in &batch.items {
             let slot = match item {
                 Item::Frame(m) => Slot::Frame(Frame {
                     number: m.number,
@@ -351,7 +373,7 @@ where
                 }),
                 Item::Prepared(p) => Slot::Prepared(p),
             };
-            if each(slot, *at)?.is_break() {
+            if each(slot, at)?.is_break() {
                 return Ok(ControlFlow::Break(()));
             }
         }
