@@ -7,6 +7,19 @@
 //! [`WireError`] naming the layer and offset instead. `new_unchecked` views
 //! are for emitting into buffers the caller sized with `buffer_len()`.
 //!
+//! # Layout
+//! - one module per header (`ethernet`, `vlan`, `sll`, `sll2`, `ipv4`, `ipv6`, `grh`, `udp`,
+//!   `tcp`, `tcp_bth`, `mac_control`, `cm`, and under `ib` the BTH and every extension header),
+//!   each in the same order: `mod field` (byte ranges), the view, accessors, setters, `Repr`,
+//!   a `visit_fields` that renders its fields from `mod field`, `Display`, tests;
+//! - [`ib::opcode`]: the one opcode table (a macro, one line per opcode) and
+//!   [`Opcode::lookup`], the table read backwards;
+//! - [`link`]: link types and where dissection starts on each;
+//! - [`stack`]: the only place layers are composed ([`stack::dissect`], `dissect_lax`,
+//!   `dissect_with`);
+//! - [`visit`] (the field-tree vocabulary) and [`pretty`] (the walk over a frame's layers);
+//! - [`icrc`] and [`checksum`]; [`builder`] (frames built in the caller's buffer).
+//!
 //! No I/O happens here; captures, CLI and analysis live in the `rocescope` crate.
 
 pub mod builder;
@@ -39,3 +52,4 @@ pub use error::{Layer, Malformed, Result, WireError};
 pub use ib::bth::{HEADER_LEN as BTH_HEADER_LEN, Header as BthHeader, Repr as BthRepr};
 pub use ib::opcode::{ExtHeader, Opcode, OpcodeInfo, Operation, Position, Transport};
 pub use ib::psn::{Psn, Qpn};
+pub use stack::{dissect, dissect_lax};

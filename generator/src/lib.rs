@@ -8,6 +8,12 @@
 //! scenario and seed always give the same bytes. [`Generator::truth`] states
 //! what interfaces.md §6 says the capture shows, in the JSON report's keys.
 //!
+//! The event model is in `sim` (the types, the event loop and dispatch), with one file per
+//! side: `sim/requester.rs`, `sim/responder.rs`, `sim/switch.rs` (with the faults) and
+//! `sim/frames.rs` (frame building); opcodes come from the dissectors' table
+//! (`Opcode::lookup`). `scenario` parses and validates the TOML, `truth` states what the
+//! capture must show, `tcp_bth` models RDMA messages over TCP.
+//!
 //! The crate does no I/O and never panics on scenario input.
 
 mod events;
