@@ -143,6 +143,40 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<AnalyzeOutcome> {
             out.flush()?;
         }
     }
+    if !cfg.quiet {
+        for line in notices(cfg, &replay) {
+            eprintln!("rocescope: {line}");
+        }
+    }
     let matched = !cfg.fail_on.is_empty() && cfg.fail_on.matches(&replay);
     Ok(AnalyzeOutcome { replay, matched })
+}
+
+/// The one-line notices `analyze` prints on stderr: a file whose ICRCs are not the wire's
+/// (§6.5), a capture with nothing rocescope decodes (§6, naming the link types it held).
+#[must_use]
+pub fn notices(cfg: &AnalyzeConfig, replay: &Replay) -> Vec<String> {
+    let mut out = Vec::new();
+    for &i in &replay.icrc_unreliable {
+        let name = cfg
+            .captures
+            .get(usize::from(i))
+            .map_or_else(|| format!("input {i}"), |p| p.display().to_string());
+        out.push(format!(
+            "{name}: the ICRC of every verifiable frame is wrong, so the capture point did not record the wire's ICRCs (an offload sniffer?): frames sequenced anyway, ICRC errors counted without events (--icrc trust counts them as corrupted frames)"
+        ));
+    }
+    if replay.capture.frames > 0 && replay.capture.decoded() == 0 {
+        let links: Vec<String> = replay.link_types.iter().map(ToString::to_string).collect();
+        out.push(format!(
+            "{}: no frame decodes as RoCE, InfiniBand, PFC or tcp_bth (link types seen: {})",
+            cfg.captures
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            links.join(", ")
+        ));
+    }
+    out
 }

@@ -219,6 +219,7 @@ impl CaptureReader {
             caplen: c.caplen,
             orig_len: c.orig_len,
             link: LinkType(c.link),
+            input: 0,
             data: self
                 .input
                 .buf

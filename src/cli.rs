@@ -52,6 +52,36 @@ pub enum Command {
     Inspect(InspectArgs),
 }
 
+/// `analyze --help` for `--fail-on`: the groups and every event kind (interfaces.md §6.6; a
+/// test checks it names every kind the engine reports).
+pub const FAIL_ON_HELP: &str = "Exit 1 when any of these event kinds or groups occurred.
+
+Groups:
+  loss         a flow lost PSNs in the network (lost > 0), read_response_gap, dropped_between,
+               tcp_bth_gap (gaps that were only capture drops do not count)
+  nak          every nak_* kind
+  pfc          pfc_pause, pfc_storm
+  integrity    icrc_error, malformed, corrupted_between, tcp_bth_icrc_error
+  capture      not_captured, truncated
+  conformance  gbn_wrong_start, repeated_nak, ack_regression, msn_regression,
+               read_wrong_restart, response_after_fatal_nak
+
+Kinds:
+  request stream  psn_gap, out_of_order, duplicate, retransmission, implied_timeout,
+                  not_captured
+  responses       nak_psn_seq_err, nak_rnr, nak_invalid_request, nak_remote_access,
+                  nak_remote_op, nak_invalid_rd, read_response_gap, unanswered_read
+  congestion      ecn_ce, cnp, pfc_pause, pfc_resume, pfc_storm
+  integrity       icrc_error, malformed, truncated
+  conformance     gbn_wrong_start, repeated_nak, ack_regression, msn_regression,
+                  read_wrong_restart, response_after_fatal_nak
+  two taps        dropped_between, corrupted_between, reordered_between
+  tcp_bth         tcp_bth_gap, tcp_bth_out_of_order, tcp_bth_retransmission,
+                  tcp_bth_duplicate, tcp_bth_icrc_error, tcp_bth_offset_mismatch,
+                  tcp_bth_contiguity, tcp_bth_msn_gap, tcp_bth_msn_regression,
+                  tcp_bth_opcode_grammar, tcp_bth_seg_continuity, tcp_bth_length,
+                  tcp_bth_missing_first";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AnalyzeFormat {
     Text,
@@ -70,8 +100,13 @@ pub struct AnalyzeArgs {
     /// Write the report here instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Exit 1 when any of these event kinds or groups (loss, nak, pfc, integrity) occurred.
-    #[arg(long, value_name = "KIND[,KIND…]", value_delimiter = ',')]
+    /// Exit 1 when any of these event kinds or groups occurred.
+    #[arg(
+        long,
+        value_name = "KIND[,KIND…]",
+        value_delimiter = ',',
+        long_help = FAIL_ON_HELP
+    )]
     pub fail_on: Vec<String>,
     /// How many events the text report lists (JSON lists all).
     #[arg(long, value_name = "N", default_value_t = 20)]
@@ -79,6 +114,23 @@ pub struct AnalyzeArgs {
     /// A (source, priority) paused longer than this without a break is a PFC storm.
     #[arg(long, value_name = "MS", default_value_t = 200)]
     pub pfc_storm_ms: u64,
+    /// A go-back this long after the flow's previous request is a timeout (10ms, 500us …).
+    #[arg(long, value_name = "DURATION", default_value = "1ms")]
+    pub rto_min: String,
+    /// ICRC checks: auto (a file whose ICRCs all fail is taken as a sniffer's), trust
+    /// (every wrong ICRC is a corrupted frame), ignore (never check).
+    #[arg(long, value_enum, default_value_t = IcrcArg::Auto)]
+    pub icrc: IcrcArg,
+    /// Flows the text report lists, the worst first (a number, or `all`).
+    #[arg(long, value_name = "N|all", default_value = "50")]
+    pub flows: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IcrcArg {
+    Auto,
+    Trust,
+    Ignore,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -26,6 +26,8 @@ pub struct Frame<'a> {
     pub orig_len: u32,
     /// Link-layer type of `data` (per interface in pcapng).
     pub link: LinkType,
+    /// Which input it came from: the index of its file among those merged (0 for one).
+    pub input: u16,
     /// The captured bytes, starting with the link-layer header.
     pub data: &'a [u8],
 }

@@ -11,9 +11,10 @@
 //! - [`holes`]: missing PSN ranges;
 //! - [`psn`]: §6.2 classification, READ consumption rules 1–4, go-back runs, held decisions;
 //! - [`flow`]: per-flow counters, the READ response tracker (§6.3);
-//! - [`latency`]: ACK latency samples;
+//! - [`latency`]: ACK latency samples; [`sketch`]: bounded summaries of durations;
 //! - [`pfc`]: PFC/PAUSE intervals and storms (§6.4);
 //! - [`finding`]: event kinds and details (§6.6);
+//! - [`trust`]: whether a capture file's ICRCs are the wire's (§6.5);
 //! - [`tcp_bth`]: messages over TCP with the `tcp_bth` option (§7).
 
 pub mod engine;
@@ -25,7 +26,9 @@ pub mod holes;
 pub mod latency;
 pub mod pfc;
 pub mod psn;
+pub mod sketch;
 pub mod tcp_bth;
+pub mod trust;
 
 use std::ops::ControlFlow;
 
@@ -37,6 +40,7 @@ pub use event::{FlowKey, Icrc, PacketEvent};
 pub use finding::{Detail, Finding, Kind};
 pub use flow::Flow;
 pub use psn::{PsnStream, ReqPacket, step};
+pub use trust::IcrcMode;
 
 use crate::capture::CaptureError;
 use crate::frame::{Frame, FrameView};
@@ -149,7 +153,7 @@ pub fn run_with<S: FrameSource + ?Sized>(
         },
     );
     Replayed {
-        replay: engine.finish(),
+        replay: engine.finish_observed(observer),
         error: result.err(),
         stopped,
     }

@@ -179,6 +179,7 @@ struct Meta {
     caplen: u32,
     orig_len: u32,
     link: LinkType,
+    input: u16,
     start: usize,
     end: usize,
 }
@@ -223,6 +224,7 @@ impl<P> Batch<P> {
             caplen: f.caplen,
             orig_len: f.orig_len,
             link: f.link,
+            input: f.input,
             start,
             end: self.data.len(),
         };
@@ -369,6 +371,7 @@ where
                     caplen: m.caplen,
                     orig_len: m.orig_len,
                     link: m.link,
+                    input: m.input,
                     data: &batch.data[m.start..m.end],
                 }),
                 Item::Prepared(p) => Slot::Prepared(p),

@@ -41,6 +41,7 @@ fn run_text(text: &str, path: &Path, seed: u64) -> (Value, Value) {
             caplen: u32::try_from(out.len).unwrap(),
             orig_len: u32::try_from(out.orig_len).unwrap(),
             link: LinkType::ETHERNET,
+            input: 0,
             data: &buf[..out.len],
         };
         engine.frame(&FrameView::new(frame, &options, 0));

@@ -146,11 +146,76 @@ pub struct Traffic {
 pub enum FaultKind {
     Drop,
     Duplicate,
-    Reorder { delay_ns: u64 },
+    Reorder {
+        delay_ns: u64,
+    },
     CorruptIcrc,
     EcnCe,
-    Truncate { snaplen: u32 },
+    Truncate {
+        snaplen: u32,
+    },
     Rnr,
+    /// The packet is delivered; the capture point misses it (§6.2 capture loss).
+    CaptureDrop,
+    // What a misbehaving NIC does (§6.7's conformance findings have these causes):
+    /// The requester goes back `offset` PSNs past the one a NAK named.
+    WrongResend {
+        offset: u32,
+    },
+    /// The responder NAKs a sequence error again when the next packet is still out of
+    /// sequence.
+    DoubleNak,
+    /// The responder follows an ACK with an ACK of a PSN `back` earlier.
+    AckRegression {
+        back: u32,
+    },
+    /// The responder's ACK carries an MSN one below its previous ACK's.
+    MsnRegression,
+    /// The requester re-issues a READ whose responses went missing from its first PSN, not
+    /// from the first missing one.
+    ReadWrongRestart,
+    /// The responder answers the request with a remote access error NAK (fatal) and takes
+    /// nothing more on the QP.
+    FatalNak,
+    /// The requester goes on after a fatal NAK instead of moving the QP to the error state.
+    IgnoreFatalNak,
+}
+
+impl FaultKind {
+    /// A NIC misbehaviour knob rather than something the network does: it acts wherever
+    /// its situation arises unless placed.
+    #[must_use]
+    pub fn is_knob(self) -> bool {
+        matches!(
+            self,
+            FaultKind::WrongResend { .. }
+                | FaultKind::DoubleNak
+                | FaultKind::AckRegression { .. }
+                | FaultKind::MsnRegression
+                | FaultKind::ReadWrongRestart
+                | FaultKind::FatalNak
+                | FaultKind::IgnoreFatalNak
+        )
+    }
+}
+
+/// Which packets a drop or capture drop acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Request packets (the default), selected by their PSN.
+    Request,
+    /// Responses: ACKs, NAKs, READ responses, atomic ACKs, selected by their PSN.
+    Response,
+}
+
+/// What the capture point writes into the ICRC field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureIcrc {
+    /// The wire's ICRC.
+    Wire,
+    /// A wrong one in every frame, as an offload sniffer that copies the packet before the
+    /// NIC computes its ICRC does (§6.5).
+    Garbage,
 }
 
 /// Which request packets a fault hits: every given condition must hold.
@@ -172,6 +237,7 @@ pub struct Selector {
 pub struct Fault {
     pub kind: FaultKind,
     pub select: Selector,
+    pub direction: Direction,
 }
 
 /// A train of PFC frames from one host for one priority.
@@ -198,6 +264,7 @@ pub struct Scenario {
     pub capture: CapturePoint,
     /// Cut every captured frame to this many bytes (0: keep whole).
     pub snaplen: u32,
+    pub capture_icrc: CaptureIcrc,
     pub hosts: Vec<Host>,
     pub connections: Vec<Connection>,
     pub traffic: Vec<Traffic>,
@@ -241,6 +308,7 @@ struct RawLink {
 struct RawCapture {
     point: Option<S<String>>,
     snaplen: Option<S<u32>>,
+    icrc: Option<S<String>>,
 }
 
 #[derive(Deserialize)]
@@ -310,6 +378,9 @@ struct RawFault {
     count: Option<S<u64>>,
     delay_ns: Option<S<u64>>,
     snaplen: Option<S<u32>>,
+    direction: Option<S<String>>,
+    offset: Option<S<u32>>,
+    back: Option<S<u32>>,
 }
 
 #[derive(Deserialize)]
@@ -409,6 +480,20 @@ fn req<'a, T>(
         .ok_or_else(|| ctx.err(table.span(), key, "missing, and there is no default"))
 }
 
+/// An optional number that must be at least 1.
+fn positive(
+    ctx: &Ctx<'_>,
+    v: Option<&S<u32>>,
+    default: u32,
+    key: &str,
+) -> Result<u32, ScenarioError> {
+    match v {
+        None => Ok(default),
+        Some(n) if *n.get_ref() == 0 => Err(ctx.err(n.span(), key, "must be at least 1")),
+        Some(n) => Ok(*n.get_ref()),
+    }
+}
+
 fn opt<T: Copy>(v: Option<&S<T>>, default: T) -> T {
     v.map_or(default, |s| *s.get_ref())
 }
@@ -481,8 +566,8 @@ impl Scenario {
             }
         };
 
-        let (capture, snaplen) = match &raw.capture {
-            None => (CapturePoint::Receiver, 0),
+        let (capture, snaplen, capture_icrc) = match &raw.capture {
+            None => (CapturePoint::Receiver, 0, CaptureIcrc::Wire),
             Some(c) => {
                 let c = c.get_ref();
                 let point = match &c.point {
@@ -507,7 +592,21 @@ impl Scenario {
                         "must be 0 (whole frames) or at least 128 so that every header stays captured",
                     ));
                 }
-                (point, snap)
+                let icrc = match &c.icrc {
+                    None => CaptureIcrc::Wire,
+                    Some(i) => match i.get_ref().as_str() {
+                        "wire" => CaptureIcrc::Wire,
+                        "garbage" => CaptureIcrc::Garbage,
+                        other => {
+                            return Err(ctx.err(
+                                i.span(),
+                                "capture.icrc",
+                                format!("unknown ICRC mode {other:?} (wire, garbage)"),
+                            ));
+                        }
+                    },
+                };
+                (point, snap, icrc)
             }
         };
 
@@ -935,14 +1034,71 @@ impl Scenario {
                     }
                 }
                 "rnr" => FaultKind::Rnr,
+                "capture_drop" => FaultKind::CaptureDrop,
+                "wrong_resend" => FaultKind::WrongResend {
+                    offset: positive(&ctx, f.offset.as_ref(), 1, "fault.offset")?,
+                },
+                "double_nak" => FaultKind::DoubleNak,
+                "ack_regression" => FaultKind::AckRegression {
+                    back: positive(&ctx, f.back.as_ref(), 1, "fault.back")?,
+                },
+                "msn_regression" => FaultKind::MsnRegression,
+                "read_wrong_restart" => FaultKind::ReadWrongRestart,
+                "fatal_nak" => FaultKind::FatalNak,
+                "ignore_fatal_nak" => FaultKind::IgnoreFatalNak,
                 other => {
                     return Err(ctx.err(
                         f.kind.span(),
                         "fault.kind",
                         format!(
-                            "unknown fault {other:?} (drop, duplicate, reorder, corrupt_icrc, ecn_ce, truncate, rnr)"
+                            "unknown fault {other:?} (drop, duplicate, reorder, corrupt_icrc, ecn_ce, truncate, rnr, capture_drop; NIC knobs: wrong_resend, double_nak, ack_regression, msn_regression, read_wrong_restart, fatal_nak, ignore_fatal_nak)"
                         ),
                     ));
+                }
+            };
+            if let Some(o) = f
+                .offset
+                .as_ref()
+                .filter(|_| !matches!(kind, FaultKind::WrongResend { .. }))
+            {
+                return Err(ctx.err(
+                    o.span(),
+                    "fault.offset",
+                    "only a wrong_resend knob has an offset",
+                ));
+            }
+            if let Some(b) = f
+                .back
+                .as_ref()
+                .filter(|_| !matches!(kind, FaultKind::AckRegression { .. }))
+            {
+                return Err(ctx.err(
+                    b.span(),
+                    "fault.back",
+                    "only an ack_regression knob goes back",
+                ));
+            }
+            let direction = match &f.direction {
+                None => Direction::Request,
+                Some(d) => {
+                    if !matches!(kind, FaultKind::Drop | FaultKind::CaptureDrop) {
+                        return Err(ctx.err(
+                            d.span(),
+                            "fault.direction",
+                            "only drop and capture_drop faults have a direction",
+                        ));
+                    }
+                    match d.get_ref().as_str() {
+                        "request" => Direction::Request,
+                        "response" => Direction::Response,
+                        other => {
+                            return Err(ctx.err(
+                                d.span(),
+                                "fault.direction",
+                                format!("unknown direction {other:?} (request, response)"),
+                            ));
+                        }
+                    }
                 }
             };
             if let Some(d) = f
@@ -1001,7 +1157,12 @@ impl Scenario {
             };
             let from_ns = opt(f.from_ns.as_ref(), 0);
             let until_ns = opt(f.until_ns.as_ref(), u64::MAX);
-            if psn.is_none() && every.is_none() && probability.is_none() && f.from_ns.is_none() {
+            if !kind.is_knob()
+                && psn.is_none()
+                && every.is_none()
+                && probability.is_none()
+                && f.from_ns.is_none()
+            {
                 return Err(ctx.err(
                     span,
                     "fault",
@@ -1022,6 +1183,7 @@ impl Scenario {
                     until_ns,
                     count: opt(f.count.as_ref(), u64::MAX),
                 },
+                direction,
             });
         }
 
@@ -1070,6 +1232,7 @@ impl Scenario {
             max_frames,
             capture,
             snaplen,
+            capture_icrc,
             hosts,
             connections: conns,
             traffic,

@@ -40,7 +40,8 @@ use rocescope_dissectors::{Opcode, Psn, Qpn, ipv4, ipv6};
 
 use crate::rng::Rng;
 use crate::scenario::{
-    CapturePoint, FaultKind, OpKind, Scenario, Selector, SizeDist, TransportKind,
+    CaptureIcrc, CapturePoint, Direction, FaultKind, OpKind, Scenario, Selector, SizeDist,
+    TransportKind,
 };
 use crate::tcp_bth::TcpModel;
 use crate::truth::{Seen, Truth, TruthEngine};
@@ -116,6 +117,8 @@ struct Pkt {
     ce: bool,
     corrupt: bool,
     snap: u32,
+    /// A resend of a PSN sent before (capture drops select first transmissions by PSN).
+    retx: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -156,6 +159,8 @@ struct Msg {
     npsn: u32,
     npkts: u32,
     va: u64,
+    /// A READ: its response PSNs received in order so far.
+    got: u32,
 }
 
 impl Msg {
@@ -222,6 +227,10 @@ struct Qp {
     resp_q: VecDeque<Resp>,
     resp_pending: bool,
     reads: VecDeque<(Psn, u32, u32)>,
+    /// The MSN of the responder's last ACK (the msn_regression knob goes below it).
+    last_ack_msn: u32,
+    /// The responder sent a fatal NAK: the QP takes nothing more.
+    resp_error: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -337,6 +346,8 @@ impl<'s> Generator<'s> {
                 resp_q: VecDeque::with_capacity(window + 4),
                 resp_pending: false,
                 reads: VecDeque::with_capacity(READ_HISTORY),
+                last_ack_msn: 0,
+                resp_error: false,
             });
             let a = sc.hosts[c.requester].ip;
             let b = sc.hosts[c.responder].ip;
@@ -546,6 +557,9 @@ impl<'s> Generator<'s> {
     }
 
     fn capture(&mut self, p: Pkt) {
+        if self.capture_misses(&p) {
+            return;
+        }
         self.captured.push_back((self.now, Captured::Roce(p)));
     }
 

@@ -8,7 +8,8 @@
 //! count settled by rule 3 or 4 after a loss), the keys that depend on it are
 //! left out of the flow's truth.
 
-use std::collections::BTreeSet;
+mod stream;
+
 use std::net::IpAddr;
 
 use rocescope_dissectors::Psn;
@@ -20,7 +21,11 @@ use serde::Serialize;
 /// §6.4 default of `--pfc-storm-ms`.
 pub const PFC_STORM_NS: u64 = 200_000_000;
 
-const BASE: u64 = 1 << 40;
+use stream::{AckIn, Request, Samples, Stream};
+
+/// §6.5: verifiable frames that judge a capture's ICRCs, and the fewest that can.
+const ICRC_JUDGED_BY: u32 = 16;
+const ICRC_JUDGED_AT_LEAST: u32 = 8;
 const PMTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
 
 /// The whole truth file.
@@ -40,7 +45,9 @@ pub struct CaptureTruth {
     pub frames: u64,
     pub roce_frames: u64,
     pub rocev1_frames: u64,
+    pub ib_frames: u64,
     pub pfc_frames: u64,
+    pub icrc_unreliable: bool,
     pub pause_frames: u64,
     pub tcp_bth_frames: u64,
     pub truncated_frames: u64,
@@ -105,6 +112,71 @@ pub struct FlowTruth {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub throttled_by_cnps: Option<u64>,
     pub icrc_errors: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_captured: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery_ns: Option<Timing>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nak_response_ns: Option<Timing>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nak_generation_ns: Option<Timing>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_wait_ns: Option<Timing>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conformance: Option<Conformance>,
+}
+
+/// A §6.7 duration: `samples` and `max` always; p50/p99 (nearest rank) while the samples
+/// are few enough for the analyzer to keep exactly (beyond, its histogram is within 1 %).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Timing {
+    pub samples: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50: Option<Option<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99: Option<Option<u64>>,
+    pub max: Option<u64>,
+}
+
+/// Samples the analyzer keeps exactly.
+const EXACT_SAMPLES: usize = 1024;
+
+impl Timing {
+    fn of(s: &Samples) -> Timing {
+        let mut v = s.0.clone();
+        v.sort_unstable();
+        let n = v.len();
+        let rank = |q: usize| v.get((n * q).div_ceil(100).max(1) - 1).copied();
+        let exact = n <= EXACT_SAMPLES;
+        Timing {
+            samples: n as u64,
+            p50: exact.then(|| rank(50)),
+            p99: exact.then(|| rank(99)),
+            max: v.last().copied(),
+        }
+    }
+}
+
+/// §6.7's conformance counters of one flow.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, Default)]
+pub struct Conformance {
+    pub gbn_wrong_start: u64,
+    pub repeated_nak: u64,
+    pub ack_regression: u64,
+    pub msn_regression: u64,
+    pub read_wrong_restart: u64,
+    pub response_after_fatal_nak: u64,
+}
+
+impl Conformance {
+    fn add(&mut self, o: &Conformance) {
+        self.gbn_wrong_start += o.gbn_wrong_start;
+        self.repeated_nak += o.repeated_nak;
+        self.ack_regression += o.ack_regression;
+        self.msn_regression += o.msn_regression;
+        self.read_wrong_restart += o.read_wrong_restart;
+        self.response_after_fatal_nak += o.response_after_fatal_nak;
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -131,31 +203,16 @@ pub(crate) struct Seen {
     pub consumed: u32,
     pub dma_len: u32,
     pub syndrome: Syndrome,
+    pub msn: u32,
     pub ce: bool,
-    pub corrupt: bool,
+    /// The captured frame's ICRC is wrong (a corrupted packet, or a sniffer's garbage).
+    pub icrc_bad: bool,
     pub truncated: bool,
     pub is_ud: bool,
     pub is_uc: bool,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Held {
-    p: u64,
-    n: u32,
-    ends: bool,
-    is_read: bool,
-    highest_before: u64,
-    in_run: bool,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct PendingRead {
-    p: u64,
-    n: u32,
-    dma_len: u32,
-}
-
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct FlowState {
     key: Option<(IpAddr, IpAddr, u32)>,
     order: u64,
@@ -164,28 +221,11 @@ struct FlowState {
     req_transport: Option<&'static str>,
     has_response: bool,
     has_cnp: bool,
-    // request stream
-    started: bool,
-    first_psn: u32,
-    expected: u64,
-    last_ext: u64,
-    prev: u64,
-    missing: BTreeSet<u64>,
-    run: Option<u64>,
-    held: Option<Held>,
-    unanswered: Vec<u64>,
-    pmtu_known: bool,
-    pending_read: Option<PendingRead>,
-    uncertain: bool,
-    paired: bool,
-    messages: u64,
-    read_requests: u64,
-    psn_gaps: u64,
-    lost: u64,
-    out_of_order: u64,
-    duplicates: u64,
-    retransmissions: u64,
-    implied_timeouts: u64,
+    /// The flow it is paired with (§6.3).
+    peer: Option<usize>,
+    stream: Stream,
+    // UD/unsequenced messages
+    ud_messages: u64,
     // responses
     acks: u64,
     read_responses: u64,
@@ -196,184 +236,39 @@ struct FlowState {
     throttled: u64,
     throttled_unknown: bool,
     icrc_errors: u64,
+    /// `msn_regression`, on the response flow.
+    last_ack_msn: Option<u32>,
+    msn_regressions: u64,
 }
 
 impl FlowState {
-    fn ext(&self, psn: Psn) -> u64 {
-        let e = Psn::new_masked(u32::try_from(self.expected & 0x00FF_FFFF).unwrap_or(0));
-        self.expected
-            .wrapping_add_signed(i64::from(psn.distance(e)))
-    }
-
-    fn is_seen(&self, p: u64) -> bool {
-        p >= BASE + u64::from(self.first_psn) && p < self.expected && !self.missing.contains(&p)
-    }
-
-    /// Remove the missing PSNs in `p..p+n`; how many there were.
-    fn fill(&mut self, p: u64, n: u32) -> u64 {
-        let mut filled = 0;
-        for q in p..p + u64::from(n) {
-            if self.missing.remove(&q) {
-                filled += 1;
-            }
-        }
-        filled
-    }
-
-    fn run_packet(&mut self, p: u64, n: u32, ends: bool, is_read: bool) {
-        self.retransmissions += 1;
-        let filled = self.fill(p, n);
-        if filled > 0 {
-            self.lost += filled;
-            self.count_message(ends, is_read);
-        } else {
-            self.duplicates += 1;
-        }
-    }
-
-    fn late_packet(&mut self, p: u64, n: u32, ends: bool, is_read: bool) {
-        if self.fill(p, n) > 0 {
-            self.out_of_order += 1;
-            self.count_message(ends, is_read);
-        } else {
-            self.duplicates += 1;
-        }
-    }
-
-    fn count_message(&mut self, ends: bool, is_read: bool) {
-        if ends {
-            self.messages += 1;
-        }
-        if is_read {
-            self.read_requests += 1;
-        }
-    }
-
-    fn resolve_held(&mut self, next: Option<u64>) {
-        let Some(h) = self.held.take() else { return };
-        let starts_run = next.is_some_and(|q| q == h.p + u64::from(h.n) && self.is_seen(q));
-        if h.in_run {
-            if starts_run {
-                self.implied_timeouts += 1;
-                self.run = Some(h.highest_before);
-            }
-        } else if starts_run {
-            self.implied_timeouts += 1;
-            self.run = Some(h.highest_before);
-            self.run_packet(h.p, h.n, h.ends, h.is_read);
-        } else {
-            self.late_packet(h.p, h.n, h.ends, h.is_read);
-        }
-    }
-
-    fn settle_read_rule3(&mut self, q: u64) {
-        if let Some(pr) = self.pending_read.take() {
-            if q == pr.p + u64::from(pr.n) {
-                if unique_pmtu(pr.dma_len, pr.n) {
-                    self.pmtu_known = true;
-                }
-            } else {
-                self.uncertain = true;
-            }
-        }
-    }
-
     fn request(&mut self, s: &Seen) {
-        let n = s.consumed.max(1);
         let ends = s.position.ends_message()
             || matches!(
                 s.operation,
                 Operation::ReadRequest | Operation::CompareSwap | Operation::FetchAdd
             );
-        let is_read = s.operation == Operation::ReadRequest;
-        if !self.started {
-            self.started = true;
-            self.first_psn = s.psn.value();
-            let p = BASE + u64::from(s.psn.value());
-            self.expected = p + u64::from(n);
-            self.last_ext = self.expected - 1;
-            self.prev = p;
-            self.count_message(ends, is_read);
-            self.after_new(s, p, n, is_read);
-            return;
-        }
-        let p = self.ext(s.psn);
-        self.settle_read_rule3(p);
-        self.resolve_held(Some(p));
-        if let Some(limit) = self.run {
-            if p > limit {
-                self.run = None;
-            }
-        }
-        if p < self.expected {
-            let nak_run = p <= self.prev && self.unanswered.iter().any(|&k| p >= k);
-            if nak_run {
-                self.unanswered.clear();
-                self.run = Some(self.expected - 1);
-                self.run_packet(p, n, ends, is_read);
-            } else if self.run.is_some() {
-                self.run_packet(p, n, ends, is_read);
-                if p <= self.prev {
-                    self.held = Some(Held {
-                        p,
-                        n,
-                        ends,
-                        is_read,
-                        highest_before: self.expected - 1,
-                        in_run: true,
-                    });
-                }
-            } else if p <= self.prev {
-                self.held = Some(Held {
-                    p,
-                    n,
-                    ends,
-                    is_read,
-                    highest_before: self.expected - 1,
-                    in_run: false,
-                });
-            } else {
-                self.late_packet(p, n, ends, is_read);
-            }
-        } else {
-            if p > self.expected {
-                self.psn_gaps += 1;
-                for q in self.expected..p {
-                    self.missing.insert(q);
-                }
-            }
-            self.expected = p + u64::from(n);
-            self.count_message(ends, is_read);
-            self.after_new(s, p, n, is_read);
-        }
-        self.prev = p;
-        self.last_ext = self.last_ext.max(p + u64::from(n) - 1);
-    }
-
-    fn after_new(&mut self, s: &Seen, p: u64, n: u32, is_read: bool) {
-        if is_read && !self.pmtu_known {
-            self.pending_read = Some(PendingRead {
-                p,
-                n,
-                dma_len: s.dma_len,
-            });
-        }
+        let read = (s.operation == Operation::ReadRequest).then_some(s.dma_len);
+        self.stream.request(&Request {
+            time: s.time,
+            psn: s.psn,
+            n: if read.is_some() { s.consumed.max(1) } else { 1 },
+            ends,
+            read,
+        });
         if matches!(s.position, Position::First | Position::Middle) {
-            self.pmtu_known = true;
-        }
-    }
-
-    fn finish(&mut self) {
-        self.resolve_held(None);
-        if let Some(pr) = self.pending_read.take() {
-            let n4 = pr.dma_len.div_ceil(1024).max(1);
-            if n4 != pr.n {
-                self.uncertain = true;
-            }
+            self.stream.pmtu_known = true;
         }
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IcrcJudging {
+    /// Verifiable frames seen so far, all with a wrong ICRC.
+    Open(u32),
+    Reliable,
+    Unreliable,
+}
 fn unique_pmtu(dma_len: u32, n: u32) -> bool {
     PMTUS
         .iter()
@@ -406,22 +301,29 @@ impl PfcState {
 }
 
 /// Applies §6 to the captured frames as they are generated.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct TruthEngine {
     flows: Vec<FlowState>,
     pfc: Vec<PfcState>,
     capture: CaptureTruth,
     order: u64,
     link_bps: u64,
+    icrc: IcrcJudging,
+    /// RoCE frames (with their capture order) waiting for the §6.5 verdict.
+    judged_later: Vec<(u64, Seen)>,
 }
 
 impl TruthEngine {
     pub(crate) fn new(flow_keys: Vec<(IpAddr, IpAddr, u32)>, link_bps: u64) -> TruthEngine {
         let flows = flow_keys
             .into_iter()
-            .map(|k| FlowState {
+            .enumerate()
+            .map(|(i, k)| FlowState {
                 key: Some(k),
-                unanswered: Vec::with_capacity(8),
+                stream: Stream::default(),
+                // a flow's own connection partner, for flows that never pair
+                peer: None,
+                order: u64::try_from(i).unwrap_or(u64::MAX),
                 ..FlowState::default()
             })
             .collect();
@@ -431,6 +333,8 @@ impl TruthEngine {
             capture: CaptureTruth::default(),
             order: 0,
             link_bps,
+            icrc: IcrcJudging::Open(0),
+            judged_later: Vec::new(),
         }
     }
 
@@ -452,10 +356,39 @@ impl TruthEngine {
         }
     }
 
+    /// One captured RoCE frame: §6.5 judges the capture's ICRCs on the first verifiable
+    /// frames before any of them takes part.
     pub(crate) fn roce(&mut self, s: &Seen) {
         self.frame(s.time, s.truncated);
         self.capture.roce_frames += 1;
         let order = self.order;
+        if let IcrcJudging::Open(bad) = self.icrc {
+            if !s.truncated {
+                self.icrc = if !s.icrc_bad {
+                    IcrcJudging::Reliable
+                } else if bad + 1 >= ICRC_JUDGED_BY {
+                    IcrcJudging::Unreliable
+                } else {
+                    IcrcJudging::Open(bad + 1)
+                };
+            }
+            self.judged_later.push((order, *s));
+            if !matches!(self.icrc, IcrcJudging::Open(_)) {
+                self.release();
+            }
+            return;
+        }
+        self.flow_frame(order, s);
+    }
+
+    fn release(&mut self) {
+        for (order, s) in std::mem::take(&mut self.judged_later) {
+            self.flow_frame(order, &s);
+        }
+    }
+
+    fn flow_frame(&mut self, order: u64, s: &Seen) {
+        let unreliable = self.icrc == IcrcJudging::Unreliable;
         let Some(f) = self.flows.get_mut(s.flow) else {
             return;
         };
@@ -464,10 +397,12 @@ impl TruthEngine {
         }
         f.frames += 1;
         // An invalid ICRC can only be seen on a frame captured whole.
-        if s.corrupt && !s.truncated {
+        if s.icrc_bad && !s.truncated {
             f.icrc_errors += 1;
             self.capture.icrc_errors += 1;
-            return;
+            if !unreliable {
+                return;
+            }
         }
         if s.ce && (s.operation.is_request() || s.operation.is_response()) {
             f.ecn_ce += 1;
@@ -481,23 +416,24 @@ impl TruthEngine {
             } else {
                 "RC"
             });
+            f.stream.rc = !s.is_uc && !s.is_ud;
             if !s.is_ud {
                 f.request(s);
             } else if s.position.ends_message() {
-                f.messages += 1;
+                f.ud_messages += 1;
             }
             return;
         }
-        let req_flow = s.flow & !1;
         if s.operation == Operation::Cnp {
             f.cnps += 1;
             f.has_cnp = true;
-            let paired = self.flows.get(req_flow).is_some_and(|r| r.paired);
-            if let Some(r) = self.flows.get_mut(req_flow) {
-                if paired {
-                    r.throttled += 1;
-                } else {
-                    r.throttled_unknown = true;
+            let peer = f.peer;
+            match peer {
+                Some(r) => self.flows[r].throttled += 1,
+                None => {
+                    if let Some(r) = self.flows.get_mut(s.flow & !1) {
+                        r.throttled_unknown = true;
+                    }
                 }
             }
             return;
@@ -505,51 +441,124 @@ impl TruthEngine {
         if !s.operation.is_response() {
             return;
         }
+        self.response(s);
+    }
+
+    fn response(&mut self, s: &Seen) {
+        let y = s.flow;
+        let f = &mut self.flows[y];
         f.has_response = true;
+        let has_aeth = !(s.operation == Operation::ReadResponse && s.position == Position::Middle);
+        let ack_syndrome = has_aeth && matches!(s.syndrome.kind(), AethKind::Ack { .. });
+        let mut ack = None;
+        let mut fatal = false;
         match s.operation {
             Operation::Acknowledge => match s.syndrome.kind() {
-                AethKind::Ack { .. } => f.acks += 1,
-                AethKind::RnrNak { .. } => f.naks.rnr += 1,
-                AethKind::Nak(NakCode::PSN_SEQUENCE_ERROR) => f.naks.psn_seq_err += 1,
-                AethKind::Nak(NakCode::INVALID_REQUEST) => f.naks.invalid_request += 1,
-                AethKind::Nak(NakCode::REMOTE_ACCESS_ERROR) => f.naks.remote_access += 1,
-                AethKind::Nak(NakCode::REMOTE_OPERATIONAL_ERROR) => f.naks.remote_op += 1,
+                AethKind::Ack { .. } => {
+                    f.acks += 1;
+                    if let Some(prev) = f.last_ack_msn.replace(s.msn) {
+                        if Psn::new_masked(s.msn).distance(Psn::new_masked(prev)) < 0 {
+                            f.msn_regressions += 1;
+                        }
+                    }
+                    ack = Some(AckIn::Ack);
+                }
+                AethKind::RnrNak { .. } => {
+                    f.naks.rnr += 1;
+                    ack = Some(AckIn::RnrNak);
+                }
+                AethKind::Nak(NakCode::PSN_SEQUENCE_ERROR) => {
+                    f.naks.psn_seq_err += 1;
+                    ack = Some(AckIn::SeqNak);
+                }
+                AethKind::Nak(NakCode::INVALID_REQUEST) => {
+                    f.naks.invalid_request += 1;
+                    fatal = true;
+                }
+                AethKind::Nak(NakCode::REMOTE_ACCESS_ERROR) => {
+                    f.naks.remote_access += 1;
+                    fatal = true;
+                }
+                AethKind::Nak(NakCode::REMOTE_OPERATIONAL_ERROR) => {
+                    f.naks.remote_op += 1;
+                    fatal = true;
+                }
                 AethKind::Nak(NakCode::INVALID_RD_REQUEST) => f.naks.invalid_rd += 1,
                 _ => {}
             },
-            Operation::ReadResponse => f.read_responses += 1,
-            Operation::AtomicAcknowledge => f.atomic_acks += 1,
-            _ => {}
-        }
-        // Pairing (§6.3) and NAK bookkeeping on the request flow.
-        let Some(r) = self.flows.get_mut(req_flow) else {
-            return;
-        };
-        if !r.started {
-            return;
-        }
-        let q = r.ext(s.psn);
-        if !r.paired && q >= BASE + u64::from(r.first_psn) && q < r.expected {
-            r.paired = true;
-        }
-        if !r.paired {
-            return;
-        }
-        if s.operation == Operation::Acknowledge
-            && matches!(
-                s.syndrome.kind(),
-                AethKind::RnrNak { .. } | AethKind::Nak(NakCode::PSN_SEQUENCE_ERROR)
-            )
-        {
-            r.unanswered.push(q);
-        }
-        if s.operation == Operation::ReadResponse && s.position.ends_message() {
-            if let Some(pr) = r.pending_read.filter(|pr| q == pr.p + u64::from(pr.n) - 1) {
-                r.pending_read = None;
-                if unique_pmtu(pr.dma_len, pr.n) {
-                    r.pmtu_known = true;
+            Operation::ReadResponse => {
+                f.read_responses += 1;
+                if ack_syndrome {
+                    ack = Some(AckIn::Response);
                 }
             }
+            Operation::AtomicAcknowledge => {
+                f.atomic_acks += 1;
+                if ack_syndrome {
+                    ack = Some(AckIn::Response);
+                }
+            }
+            _ => {}
+        }
+        self.pair_by_psn(y, s.psn);
+        let Some(x) = self.flows[y].peer else {
+            return;
+        };
+        let r = &mut self.flows[x].stream;
+        if fatal && r.fatal_nak_at.is_none() {
+            r.fatal_nak_at = Some(s.time);
+        }
+        if s.operation == Operation::ReadResponse {
+            r.read_response(s.psn);
+            if s.position.ends_message() {
+                // rule 2 settles the READ's count before this response acknowledges
+                if let Some(pr) = r.pending_read {
+                    let d = s.psn.distance(Psn::new_masked(
+                        u32::try_from(pr.p & 0x00FF_FFFF).unwrap_or(0),
+                    ));
+                    let max_n = pr.dma_len.div_ceil(PMTUS[0]).max(1);
+                    if u32::try_from(d).is_ok_and(|d| d + 1 == pr.n) {
+                        if unique_pmtu(pr.dma_len, pr.n) {
+                            r.pmtu_known = true;
+                        }
+                        r.settle_read();
+                    } else if u32::try_from(d).is_ok_and(|d| d < max_n) {
+                        // the analyzer settles the count on another READ's response
+                        r.uncertain = true;
+                    }
+                }
+            }
+        }
+        if let Some(kind) = ack {
+            r.ack(kind, s.psn, s.time);
+        }
+    }
+
+    /// §6.3 PSN agreement: the one unpaired request flow on the reverse address pair whose
+    /// PSNs the response at `psn` lies in (or just before).
+    fn pair_by_psn(&mut self, y: usize, psn: Psn) {
+        if self.flows[y].peer.is_some() {
+            return;
+        }
+        let Some((ys, yd, _)) = self.flows[y].key else {
+            return;
+        };
+        let mut found = None;
+        for (x, c) in self.flows.iter().enumerate() {
+            let Some((xs, xd, _)) = c.key else { continue };
+            if x == y || c.peer.is_some() || xs != yd || xd != ys || !c.stream.started {
+                continue;
+            }
+            if c.stream.pairs_with(psn) {
+                if found.is_some() {
+                    return; // ambiguous: never a guess
+                }
+                found = Some(x);
+            }
+        }
+        if let Some(x) = found {
+            self.flows[x].peer = Some(y);
+            self.flows[y].peer = Some(x);
         }
     }
 
@@ -597,100 +606,24 @@ impl TruthEngine {
     /// The truth once every frame was fed; `drained` says whether the
     /// simulation ran to completion (every READ answered, nothing in flight).
     pub(crate) fn finish(&self, drained: bool) -> Truth {
-        let last = self.capture.last_time_ns.unwrap_or(0);
-        let mut flows: Vec<(u64, FlowTruth)> = Vec::new();
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.frames == 0 {
-                continue;
-            }
-            let mut f = clone_state(f);
-            f.finish();
-            let Some((src, dst, qp)) = f.key else {
-                continue;
-            };
-            let transport = if let Some(t) = f.req_transport {
-                t
-            } else if f.has_response {
-                "RC"
-            } else if f.has_cnp {
-                "CNP"
+        let mut e = self.clone();
+        if let IcrcJudging::Open(bad) = e.icrc {
+            e.icrc = if bad >= ICRC_JUDGED_AT_LEAST {
+                IcrcJudging::Unreliable
             } else {
-                // Only frames with a bad ICRC: their opcodes still name the transport.
-                if i % 2 == 0 { "RC" } else { "CNP" }
+                IcrcJudging::Reliable
             };
-            let sequenced = f.has_request && f.req_transport != Some("UD");
-            let certain = sequenced && !f.uncertain;
-            let seq = |v: u64| if certain { Some(v) } else { None };
-            let unrecovered = f.missing.len() as u64;
-            let (first_psn, last_psn) = if !f.has_request {
-                (Some(None), Some(None))
-            } else if f.req_transport == Some("UD") || !f.started {
-                (None, None)
-            } else if f.uncertain {
-                (Some(Some(f.first_psn)), None)
-            } else {
-                (
-                    Some(Some(f.first_psn)),
-                    Some(Some(
-                        u32::try_from(f.last_ext & 0x00FF_FFFF).unwrap_or_default(),
-                    )),
-                )
-            };
-            let reads_known = sequenced && drained && f.req_transport == Some("RC");
-            flows.push((
-                f.order,
-                FlowTruth {
-                    src: src.to_string(),
-                    dst: dst.to_string(),
-                    destqp: qp,
-                    transport,
-                    frames: f.frames,
-                    first_psn,
-                    last_psn,
-                    messages: if f.has_request {
-                        if sequenced {
-                            seq(f.messages)
-                        } else {
-                            Some(f.messages)
-                        }
-                    } else {
-                        Some(0)
-                    },
-                    read_requests: if f.has_request {
-                        if sequenced {
-                            seq(f.read_requests)
-                        } else {
-                            Some(0)
-                        }
-                    } else {
-                        Some(0)
-                    },
-                    psn_gaps: seq(f.psn_gaps),
-                    lost: seq(f.lost + unrecovered),
-                    unrecovered: seq(unrecovered),
-                    out_of_order: seq(f.out_of_order),
-                    duplicates: seq(f.duplicates),
-                    retransmissions: seq(f.retransmissions),
-                    implied_timeouts: seq(f.implied_timeouts),
-                    acks: f.acks,
-                    read_responses: f.read_responses,
-                    atomic_acks: f.atomic_acks,
-                    naks: f.naks.clone(),
-                    read_response_gaps: if reads_known { Some(0) } else { None },
-                    unanswered_reads: if reads_known { Some(0) } else { None },
-                    ecn_ce: f.ecn_ce,
-                    cnps: f.cnps,
-                    throttled_by_cnps: if f.throttled_unknown {
-                        None
-                    } else {
-                        Some(f.throttled)
-                    },
-                    icrc_errors: f.icrc_errors,
-                },
-            ));
+            e.release();
         }
-        flows.sort_by_key(|(o, _)| *o);
-        let mut pfc: Vec<(u64, PfcTruth)> = self
+        e.capture.icrc_unreliable = e.icrc == IcrcJudging::Unreliable;
+        for f in &mut e.flows {
+            if f.has_request {
+                f.stream.finish();
+            }
+        }
+        let last = e.capture.last_time_ns.unwrap_or(0);
+        let flows = e.flow_truths(drained);
+        let mut pfc: Vec<(u64, PfcTruth)> = e
             .pfc
             .iter()
             .map(|p| {
@@ -715,21 +648,142 @@ impl TruthEngine {
         pfc.sort_by_key(|(o, _)| *o);
         Truth {
             version: 1,
-            capture: self.capture.clone(),
-            flows: flows.into_iter().map(|(_, f)| f).collect(),
+            capture: e.capture.clone(),
+            flows,
             pfc: pfc.into_iter().map(|(_, p)| p).collect(),
             tcp_bth: Vec::new(),
         }
     }
-}
 
-fn clone_state(f: &FlowState) -> FlowState {
-    FlowState {
-        key: f.key,
-        missing: f.missing.clone(),
-        unanswered: f.unanswered.clone(),
-        naks: f.naks.clone(),
-        ..*f
+    /// Whether the flow's §6.2 keys are certain (sequenced, no READ count the analyzer may
+    /// settle differently).
+    fn certain(&self, i: usize) -> bool {
+        let f = &self.flows[i];
+        f.has_request && f.req_transport != Some("UD") && !f.stream.uncertain
+    }
+
+    fn flow_truths(&self, drained: bool) -> Vec<FlowTruth> {
+        let mut rows: Vec<(u64, FlowTruth)> = Vec::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.frames == 0 {
+                continue;
+            }
+            let Some((src, dst, qp)) = f.key else {
+                continue;
+            };
+            let st = &f.stream;
+            let transport = if let Some(t) = f.req_transport {
+                t
+            } else if f.has_response {
+                "RC"
+            } else if f.has_cnp {
+                "CNP"
+            } else {
+                // Only frames with a bad ICRC: their opcodes still name the transport.
+                if i % 2 == 0 { "RC" } else { "CNP" }
+            };
+            let sequenced = f.has_request && f.req_transport != Some("UD");
+            let certain = self.certain(i);
+            let seq = |v: u64| if certain { Some(v) } else { None };
+            let unrecovered = st.unrecovered();
+            let (first_psn, last_psn) = if !f.has_request {
+                (Some(None), Some(None))
+            } else if f.req_transport == Some("UD") || !st.started {
+                (None, None)
+            } else if st.uncertain {
+                (Some(Some(st.first_psn)), None)
+            } else {
+                (
+                    Some(Some(st.first_psn)),
+                    Some(Some(
+                        u32::try_from((st.expected - 1) & 0x00FF_FFFF).unwrap_or_default(),
+                    )),
+                )
+            };
+            let reads_known = sequenced && drained && f.req_transport == Some("RC");
+            // timings: on RC request flows when certain; none elsewhere
+            let rc_request = f.req_transport == Some("RC");
+            let timing = |s: &Samples| {
+                if rc_request {
+                    certain.then(|| Timing::of(s))
+                } else {
+                    Some(Timing::of(&Samples::default()))
+                }
+            };
+            // conformance: this flow's own findings plus what its paired request flow
+            // found about it (as the responder); certain only when both streams are
+            let mut conf = Conformance {
+                msn_regression: f.msn_regressions,
+                ..Conformance::default()
+            };
+            let mut conf_known = true;
+            if f.has_request {
+                conf.add(&st.conformance);
+                conf_known &= f.req_transport == Some("UD") || certain;
+            }
+            if let Some(x) = f.peer.filter(|_| f.has_response) {
+                conf.add(&self.flows[x].stream.peer_conformance);
+                conf_known &= self.certain(x);
+            }
+            let messages = if !f.has_request {
+                Some(0)
+            } else if sequenced {
+                seq(st.messages)
+            } else {
+                Some(f.ud_messages)
+            };
+            rows.push((
+                f.order,
+                FlowTruth {
+                    src: src.to_string(),
+                    dst: dst.to_string(),
+                    destqp: qp,
+                    transport,
+                    frames: f.frames,
+                    first_psn,
+                    last_psn,
+                    messages,
+                    read_requests: if f.has_request && sequenced {
+                        seq(st.read_requests)
+                    } else {
+                        Some(0)
+                    },
+                    psn_gaps: seq(st.psn_gaps),
+                    lost: seq(st.lost + unrecovered),
+                    unrecovered: seq(unrecovered),
+                    out_of_order: seq(st.out_of_order),
+                    duplicates: seq(st.duplicates),
+                    retransmissions: seq(st.retransmissions),
+                    implied_timeouts: seq(st.implied_timeouts),
+                    acks: f.acks,
+                    read_responses: f.read_responses,
+                    atomic_acks: f.atomic_acks,
+                    naks: f.naks.clone(),
+                    read_response_gaps: if reads_known { Some(0) } else { None },
+                    unanswered_reads: if reads_known { Some(0) } else { None },
+                    ecn_ce: f.ecn_ce,
+                    cnps: f.cnps,
+                    throttled_by_cnps: if f.throttled_unknown {
+                        None
+                    } else {
+                        Some(f.throttled)
+                    },
+                    icrc_errors: f.icrc_errors,
+                    not_captured: if sequenced {
+                        seq(st.not_captured)
+                    } else {
+                        Some(0)
+                    },
+                    recovery_ns: timing(&st.recovery),
+                    nak_response_ns: timing(&st.nak_response),
+                    nak_generation_ns: timing(&st.nak_generation),
+                    timeout_wait_ns: timing(&st.timeout_wait),
+                    conformance: conf_known.then_some(conf),
+                },
+            ));
+        }
+        rows.sort_by_key(|(o, _)| *o);
+        rows.into_iter().map(|(_, f)| f).collect()
     }
 }
 

@@ -1,5 +1,6 @@
 //! The flow table as CSV: one header row, one row per flow, the JSON keys of §6.6 flattened
-//! (`naks_psn_seq_err`, `ack_latency_p50` …; empty cells for nulls).
+//! (`naks_psn_seq_err`, `ack_latency_p50`, `recovery_max`, `conformance_repeated_nak` …;
+//! empty cells for nulls), written row by row.
 
 use std::io::{self, Write};
 
@@ -10,7 +11,13 @@ const HEADER: &str = "id,src,dst,destqp,transport,peer,frames,bytes,payload_byte
 psn_gaps,lost,unrecovered,out_of_order,duplicates,retransmissions,implied_timeouts,acks,read_responses,\
 atomic_acks,naks_psn_seq_err,naks_rnr,naks_invalid_request,naks_remote_access,naks_remote_op,naks_invalid_rd,\
 read_requests,read_response_gaps,unanswered_reads,ecn_ce,cnps,throttled_by_cnps,icrc_errors,\
-ack_latency_samples,ack_latency_p50,ack_latency_p99,ack_latency_max";
+ack_latency_samples,ack_latency_p50,ack_latency_p99,ack_latency_max,not_captured,\
+recovery_samples,recovery_p50,recovery_p99,recovery_max,\
+nak_response_samples,nak_response_p50,nak_response_p99,nak_response_max,\
+nak_generation_samples,nak_generation_p50,nak_generation_p99,nak_generation_max,\
+timeout_wait_samples,timeout_wait_p50,timeout_wait_p99,timeout_wait_max,\
+conformance_gbn_wrong_start,conformance_repeated_nak,conformance_ack_regression,\
+conformance_msn_regression,conformance_read_wrong_restart,conformance_response_after_fatal_nak";
 
 fn opt(v: Option<impl ToString>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
@@ -26,7 +33,7 @@ pub fn write(replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
         let j = FlowJson::new(f);
         let n = &j.naks;
         let l = &j.ack_latency_ns;
-        writeln!(
+        write!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             j.id,
@@ -68,6 +75,33 @@ pub fn write(replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
             opt(l.p50),
             opt(l.p99),
             opt(l.max),
+        )?;
+        write!(out, ",{}", j.not_captured)?;
+        for t in [
+            &j.recovery_ns,
+            &j.nak_response_ns,
+            &j.nak_generation_ns,
+            &j.timeout_wait_ns,
+        ] {
+            write!(
+                out,
+                ",{},{},{},{}",
+                t.samples,
+                opt(t.p50),
+                opt(t.p99),
+                opt(t.max)
+            )?;
+        }
+        let k = &j.conformance;
+        writeln!(
+            out,
+            ",{},{},{},{},{},{}",
+            k.gbn_wrong_start,
+            k.repeated_nak,
+            k.ack_regression,
+            k.msn_regression,
+            k.read_wrong_restart,
+            k.response_after_fatal_nak
         )?;
     }
     Ok(())

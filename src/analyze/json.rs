@@ -6,13 +6,15 @@ use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 
 use super::AnalyzeConfig;
+use crate::replay::psn::Timings;
+use crate::replay::sketch::Summary;
 use crate::replay::{Finding, Flow, Replay};
 
 #[derive(Serialize)]
 struct Report<'a> {
     version: u32,
     capture: CaptureJson,
-    flows: Vec<FlowJson>,
+    flows: Flows<'a>,
     pfc: Vec<PfcJson>,
     tcp_bth: &'a [crate::replay::tcp_bth::TcpBthRow],
     events: Events<'a>,
@@ -24,7 +26,10 @@ struct CaptureJson {
     frames: u64,
     roce_frames: u64,
     rocev1_frames: u64,
+    ib_frames: u64,
     pfc_frames: u64,
+    icrc_unreliable: bool,
+    kernel_drops: Option<u64>,
     pause_frames: u64,
     tcp_bth_frames: u64,
     first_time_ns: Option<u64>,
@@ -45,12 +50,37 @@ pub struct NaksJson {
     pub invalid_rd: u64,
 }
 
+/// A duration summary: `{"samples": N, "p50": T, "p99": T, "max": T}`, nulls without samples.
 #[derive(Serialize)]
 pub struct LatencyJson {
     pub samples: u64,
     pub p50: Option<u64>,
     pub p99: Option<u64>,
     pub max: Option<u64>,
+}
+
+impl LatencyJson {
+    #[must_use]
+    pub fn new(s: Summary) -> Self {
+        let some = |v: u64| (s.samples > 0).then_some(v);
+        LatencyJson {
+            samples: s.samples,
+            p50: some(s.p50),
+            p99: some(s.p99),
+            max: some(s.max),
+        }
+    }
+}
+
+/// §6.7's conformance findings of one flow.
+#[derive(Serialize)]
+pub struct ConformanceJson {
+    pub gbn_wrong_start: u64,
+    pub repeated_nak: u64,
+    pub ack_regression: u64,
+    pub msn_regression: u64,
+    pub read_wrong_restart: u64,
+    pub response_after_fatal_nak: u64,
 }
 
 /// One flow in §6.6's keys (also the CSV row).
@@ -86,15 +116,23 @@ pub struct FlowJson {
     pub cnps: u64,
     pub throttled_by_cnps: u64,
     pub icrc_errors: u64,
+    pub not_captured: u64,
     pub ack_latency_ns: LatencyJson,
+    pub recovery_ns: LatencyJson,
+    pub nak_response_ns: LatencyJson,
+    pub nak_generation_ns: LatencyJson,
+    pub timeout_wait_ns: LatencyJson,
+    pub conformance: ConformanceJson,
 }
 
 impl FlowJson {
     #[must_use]
     pub fn new(f: &Flow) -> Self {
         let c = &f.psn.counters;
-        let lat = f.latency.summary();
-        let some = |v: u64| (lat.samples > 0).then_some(v);
+        let t = f.timings();
+        let timing =
+            |get: fn(&Timings) -> Summary| LatencyJson::new(t.map(get).unwrap_or_default());
+        let k = &f.conformance;
         FlowJson {
             id: f.id,
             src: f.key.src.to_string(),
@@ -133,13 +171,34 @@ impl FlowJson {
             cnps: f.cnps,
             throttled_by_cnps: f.throttled_by_cnps,
             icrc_errors: f.icrc_errors,
-            ack_latency_ns: LatencyJson {
-                samples: lat.samples,
-                p50: some(lat.p50),
-                p99: some(lat.p99),
-                max: some(lat.max),
+            not_captured: c.not_captured,
+            ack_latency_ns: LatencyJson::new(f.latency.summary()),
+            recovery_ns: timing(|t| t.recovery.summary()),
+            nak_response_ns: timing(|t| t.nak_response.summary()),
+            nak_generation_ns: timing(|t| t.nak_generation.summary()),
+            timeout_wait_ns: timing(|t| t.timeout_wait.summary()),
+            conformance: ConformanceJson {
+                gbn_wrong_start: k.gbn_wrong_start,
+                repeated_nak: k.repeated_nak,
+                ack_regression: k.ack_regression,
+                msn_regression: k.msn_regression,
+                read_wrong_restart: k.read_wrong_restart,
+                response_after_fatal_nak: k.response_after_fatal_nak,
             },
         }
+    }
+}
+
+/// The flows, serialized one by one (no table of rows is built).
+struct Flows<'a>(&'a [Flow]);
+
+impl Serialize for Flows<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for f in self.0 {
+            seq.serialize_element(&FlowJson::new(f))?;
+        }
+        seq.end()
     }
 }
 
@@ -216,7 +275,10 @@ pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::R
             frames: c.frames,
             roce_frames: c.roce_frames,
             rocev1_frames: c.rocev1_frames,
+            ib_frames: c.ib_frames,
             pfc_frames: c.pfc_frames,
+            icrc_unreliable: c.icrc_unreliable,
+            kernel_drops: c.kernel_drops,
             pause_frames: c.pause_frames,
             tcp_bth_frames: c.tcp_bth_frames,
             first_time_ns: c.first_time_ns,
@@ -226,7 +288,7 @@ pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::R
             icrc_errors: c.icrc_errors,
             link_speed_bps: cfg.link_bps,
         },
-        flows: replay.flows.iter().map(FlowJson::new).collect(),
+        flows: Flows(&replay.flows),
         pfc: replay
             .pfc
             .iter()

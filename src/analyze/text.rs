@@ -1,5 +1,7 @@
-//! The text report: a capture header line, the flow table (non-zero problem counters
-//! highlighted), the PFC table, and the first `--events` events with frame numbers.
+//! The text report: a capture header line, a line in words on what was lost in the network and
+//! what only the capture missed, the flow table (non-zero problem counters highlighted; with
+//! more than `--flows N` flows, the N with the most findings, worst first, and a line for the
+//! rest), the PFC table, and the first `--events` events with frame numbers.
 
 use std::io::{self, Write};
 
@@ -119,12 +121,79 @@ fn flow_row(f: &Flow) -> Vec<Cell> {
         bad(f.ecn_ce),
         bad(f.cnps),
         bad(f.icrc_errors),
+        bad(c.not_captured),
+        bad(f.conformance.total()),
         cell(if lat.samples == 0 {
             "-".to_string()
         } else {
             format!("{}/{}", Duration(lat.p50), Duration(lat.p99))
         }),
     ]
+}
+
+/// What was lost in the network and what only the capture missed, in words.
+fn loss_words(replay: &Replay) -> String {
+    let (mut lost, mut unrecovered, mut missed) = (0u64, 0u64, 0u64);
+    for f in &replay.flows {
+        let c = &f.psn.counters;
+        lost += c.lost;
+        unrecovered += c.unrecovered;
+        missed += c.not_captured;
+    }
+    if lost == 0 && missed == 0 {
+        return "Loss: none (no PSN lost in the network, none missed by the capture).".into();
+    }
+    let psns = |n: u64| format!("{n} PSN{}", if n == 1 { "" } else { "s" });
+    let mut parts = vec![format!(
+        "{} lost in the network and resent",
+        psns(lost - unrecovered)
+    )];
+    if missed > 0 {
+        parts.push(format!(
+            "{} missed by the capture only (the responder acknowledged them)",
+            psns(missed)
+        ));
+    }
+    if unrecovered > 0 {
+        parts.push(format!(
+            "{} still missing at the end with no acknowledgement after them (the network or the capture lost them: nothing in the capture tells which)",
+            psns(unrecovered)
+        ));
+    }
+    format!("Loss: {}.", parts.join("; "))
+}
+
+/// The flows the table lists: every flow in id order when there are at most `limit`, else the
+/// `limit` with the most findings (loss first, then NAKs, conformance, CE/CNP, capture loss),
+/// worst first. Only those rows are built.
+fn worst_flows(flows: &[Flow], limit: Option<usize>) -> Vec<&Flow> {
+    let limit = limit.unwrap_or(usize::MAX);
+    if flows.len() <= limit {
+        return flows.iter().collect();
+    }
+    // Reverse(key): the heap's top is the least bad of those kept
+    let key = |f: &Flow| {
+        (
+            f.psn.counters.lost,
+            f.naks.total(),
+            f.conformance.total(),
+            f.ecn_ce + f.cnps,
+            f.psn.counters.not_captured,
+            std::cmp::Reverse(f.id),
+        )
+    };
+    let mut heap = std::collections::BinaryHeap::with_capacity(limit + 1);
+    for f in flows {
+        heap.push(std::cmp::Reverse((key(f), f.id)));
+        if heap.len() > limit {
+            heap.pop();
+        }
+    }
+    let mut kept: Vec<_> = heap.into_iter().map(|r| r.0).collect();
+    kept.sort_by(|a, b| b.cmp(a));
+    kept.into_iter()
+        .map(|(_, id)| &flows[id as usize])
+        .collect()
 }
 
 /// Write the text report.
@@ -161,9 +230,23 @@ pub fn write(
         c.icrc_errors,
         link_speed_label(cfg.link_bps),
     )?;
+    writeln!(out, "{}", loss_words(replay))?;
+    if !replay.icrc_unreliable.is_empty() {
+        let names: Vec<&str> = replay
+            .icrc_unreliable
+            .iter()
+            .filter_map(|&i| files.get(usize::from(i)).map(String::as_str))
+            .collect();
+        writeln!(
+            out,
+            "ICRCs not the wire's in {}: every verifiable frame failed (a sniffer that copies frames before the NIC adds the ICRC); counted, and the frames sequenced anyway",
+            names.join(", ")
+        )?;
+    }
     writeln!(out)?;
+    let listed = worst_flows(&replay.flows, cfg.flows);
     writeln!(out, "Flows: {}", replay.flows.len())?;
-    if !replay.flows.is_empty() {
+    if !listed.is_empty() {
         let head = [
             "id",
             "src",
@@ -189,10 +272,20 @@ pub fn write(
             "ce",
             "cnp",
             "icrc",
+            "nocap",
+            "conf",
             "ack p50/p99",
         ];
-        let rows: Vec<Vec<Cell>> = replay.flows.iter().map(flow_row).collect();
+        let rows: Vec<Vec<Cell>> = listed.iter().map(|f| flow_row(f)).collect();
         table(out, &head, &rows, color)?;
+        let left = replay.flows.len() - listed.len();
+        if left > 0 {
+            writeln!(
+                out,
+                "… and {left} more flow{} with fewer findings (--flows all lists every flow)",
+                if left == 1 { "" } else { "s" }
+            )?;
+        }
     }
     if !replay.pfc.is_empty() {
         writeln!(out)?;

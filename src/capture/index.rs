@@ -35,6 +35,7 @@ impl IndexEntry {
             caplen: self.caplen,
             orig_len: self.orig_len,
             link: self.link,
+            input: 0,
             data,
         }
     }

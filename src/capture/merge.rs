@@ -96,6 +96,10 @@ impl MergedReader {
         match self.last.and_then(|i| self.readers.get(i)) {
             Some(reader) => Frame {
                 number: self.number,
+                input: self
+                    .last
+                    .and_then(|i| u16::try_from(i).ok())
+                    .unwrap_or(u16::MAX),
                 ..reader.current()
             },
             None => Frame {
@@ -104,6 +108,7 @@ impl MergedReader {
                 caplen: 0,
                 orig_len: 0,
                 link: crate::frame::LinkType::ETHERNET,
+                input: 0,
                 data: &[],
             },
         }

@@ -6,8 +6,8 @@ use anyhow::bail;
 
 use super::{Color, GlobalConfig};
 use crate::cli;
-use crate::replay::{Kind, Replay};
-use crate::units::DEFAULT_LINK_BPS;
+use crate::replay::{IcrcMode, Kind, Replay};
+use crate::units::{DEFAULT_LINK_BPS, parse_duration};
 
 /// How `analyze` writes its report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,9 @@ impl From<cli::AnalyzeFormat> for AnalyzeFormat {
     }
 }
 
+/// The `--fail-on` groups.
+pub const GROUPS: [&str; 6] = ["loss", "nak", "pfc", "integrity", "capture", "conformance"];
+
 /// What `--fail-on` asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FailOn {
@@ -39,7 +42,7 @@ pub struct FailOn {
 }
 
 impl FailOn {
-    /// Parse kinds and groups (`loss`, `nak`, `pfc`, `integrity`).
+    /// Parse kinds and groups (`loss`, `nak`, `pfc`, `integrity`, `capture`, `conformance`).
     ///
     /// # Errors
     /// An unknown kind or group.
@@ -49,8 +52,10 @@ impl FailOn {
             let name = item.as_ref().trim();
             match name {
                 "" => {}
+                // a capture whose gaps were all capture drops does not match `loss`
                 "loss" => {
-                    f.kinds.extend([Kind::PsnGap, Kind::ReadResponseGap]);
+                    f.kinds
+                        .extend([Kind::ReadResponseGap, Kind::DroppedBetween, Kind::TcpBthGap]);
                     f.lost = true;
                 }
                 "lost" => f.lost = true,
@@ -63,13 +68,21 @@ impl FailOn {
                     Kind::NakInvalidRd,
                 ]),
                 "pfc" => f.kinds.extend([Kind::PfcPause, Kind::PfcStorm]),
-                "integrity" => f.kinds.extend([Kind::IcrcError, Kind::Malformed]),
+                "integrity" => f.kinds.extend([
+                    Kind::IcrcError,
+                    Kind::Malformed,
+                    Kind::CorruptedBetween,
+                    Kind::TcpBthIcrcError,
+                ]),
+                "capture" => f.kinds.extend([Kind::NotCaptured, Kind::Truncated]),
+                "conformance" => f.kinds.extend(Kind::CONFORMANCE),
                 n => match Kind::from_name(n) {
                     Some(k) => f.kinds.push(k),
                     // §7's other tcp_bth_* names: accepted (never produced)
                     None if n.starts_with("tcp_bth_") && n.len() > 8 => {}
                     None => bail!(
-                        "--fail-on: unknown kind `{n}` (groups: loss, nak, pfc, integrity; kinds: {})",
+                        "--fail-on: unknown kind `{n}` (groups: {}; kinds: {})",
+                        GROUPS.join(", "),
                         Kind::ALL.map(Kind::name).join(", ")
                     ),
                 },
@@ -93,6 +106,20 @@ impl FailOn {
     }
 }
 
+/// Flows the text report lists by default (§6.6).
+pub const DEFAULT_FLOWS: usize = 50;
+
+/// `--flows N` or `all`.
+fn parse_flows(s: &str) -> anyhow::Result<Option<usize>> {
+    if s.trim().eq_ignore_ascii_case("all") {
+        return Ok(None);
+    }
+    match s.trim().parse::<usize>() {
+        Ok(n) => Ok(Some(n)),
+        Err(_) => bail!("--flows {s:?}: expected a number of flows or `all`"),
+    }
+}
+
 /// Everything `rocescope analyze` needs, validated.
 #[derive(Debug, Clone)]
 pub struct AnalyzeConfig {
@@ -103,6 +130,11 @@ pub struct AnalyzeConfig {
     /// Events listed by the text report.
     pub events: usize,
     pub storm_ns: u64,
+    /// §6.2 rule (c) and the fatal-NAK grace of §6.7.
+    pub rto_min_ns: u64,
+    pub icrc: IcrcMode,
+    /// Flows the text report lists (`None`: all).
+    pub flows: Option<usize>,
     pub roce_ports: Vec<u16>,
     pub link_bps: u64,
     pub quiet: bool,
@@ -120,6 +152,18 @@ impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
             fail_on: FailOn::parse(&args.fail_on)?,
             events: args.events,
             storm_ns: args.pfc_storm_ms.saturating_mul(1_000_000),
+            rto_min_ns: u64::try_from(
+                parse_duration(&args.rto_min)
+                    .map_err(|e| anyhow::anyhow!("--rto-min: {e}"))?
+                    .as_nanos(),
+            )
+            .unwrap_or(u64::MAX),
+            icrc: match args.icrc {
+                cli::IcrcArg::Auto => IcrcMode::Auto,
+                cli::IcrcArg::Trust => IcrcMode::Trust,
+                cli::IcrcArg::Ignore => IcrcMode::Ignore,
+            },
+            flows: parse_flows(&args.flows)?,
             roce_ports: global.roce_ports.clone(),
             link_bps: global.link_bps,
             quiet: global.quiet,
@@ -139,6 +183,9 @@ impl AnalyzeConfig {
             fail_on: FailOn::default(),
             events: 20,
             storm_ns: 200_000_000,
+            rto_min_ns: 1_000_000,
+            icrc: IcrcMode::Auto,
+            flows: Some(DEFAULT_FLOWS),
             roce_ports: Vec::new(),
             link_bps: DEFAULT_LINK_BPS,
             quiet: true,
@@ -153,6 +200,8 @@ impl AnalyzeConfig {
             link_bps: self.link_bps,
             storm_ns: self.storm_ns,
             roce_ports: self.roce_ports.clone(),
+            rto_min_ns: self.rto_min_ns,
+            icrc: self.icrc,
         }
     }
 }
@@ -164,9 +213,13 @@ mod test {
     #[test]
     fn fail_on_groups_and_errors() {
         let f = FailOn::parse(&["loss"]).unwrap();
-        assert!(f.lost && f.kinds == [Kind::PsnGap, Kind::ReadResponseGap]);
+        // no psn_gap: a gap may be only the capture's
+        let loss = [Kind::ReadResponseGap, Kind::DroppedBetween, Kind::TcpBthGap];
+        assert!(f.lost && f.kinds == loss);
         let f = FailOn::parse(&["nak", "icrc_error", "integrity"]).unwrap();
-        assert_eq!(f.kinds.len(), 6 + 2);
+        assert_eq!(f.kinds.len(), 6 + 4);
+        let f = FailOn::parse(&["capture", "conformance"]).unwrap();
+        assert_eq!(f.kinds.len(), 2 + 6);
         assert!(FailOn::parse(&["pfc_storm", "tcp_bth_hole"]).is_ok());
         // the produced tcp_bth_* kinds are real kinds, so they match
         let f = FailOn::parse(&["tcp_bth_gap", "tcp_bth_seg_continuity"]).unwrap();

@@ -1,6 +1,7 @@
 //! The flow table and everything that crosses flows: pairing (CM exchange first, PSN
-//! agreement second), responses acting on the paired request flow (ACK latency, NAK runs,
-//! READ matching and rule 2), CNP attribution, PFC, and the capture-wide counters.
+//! agreement second), responses acting on the paired request flow (ACK latency, capture loss,
+//! NAK runs, READ matching and rule 2), CNP attribution, PFC, the conformance checks that need
+//! both flows, the per-file ICRC verdict (§6.5), and the capture-wide counters.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -17,11 +18,14 @@ use super::finding::{Detail, Finding, Kind};
 use super::flow::{Flow, ReadTrack};
 use super::hash::FxHashMap;
 use super::pfc::PfcTable;
-use super::psn::{DEFAULT_PMTU, ReqPacket, StepOut, read_count};
-use crate::frame::{FrameView, Problem};
+use super::psn::{Ack, AckKind, DEFAULT_PMTU, ReqPacket, StepOut, read_count};
+use super::trust::{Held, IcrcMode, Trust, Verdict};
+use crate::frame::{FrameView, LinkType, Problem};
 
 /// CM requests remembered while waiting for their reply, at most.
 const CM_PENDING_MAX: usize = 65_536;
+/// Distinct link types remembered for the "nothing decodable" notice.
+const LINK_TYPES_MAX: usize = 16;
 
 /// Capture-wide counters (§6.6 `capture`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -29,6 +33,8 @@ pub struct CaptureStats {
     pub frames: u64,
     pub roce_frames: u64,
     pub rocev1_frames: u64,
+    /// Native InfiniBand packets that carry a BTH.
+    pub ib_frames: u64,
     pub pfc_frames: u64,
     pub pause_frames: u64,
     pub tcp_bth_frames: u64,
@@ -37,6 +43,23 @@ pub struct CaptureStats {
     pub truncated_frames: u64,
     pub malformed_frames: u64,
     pub icrc_errors: u64,
+    /// Some input's ICRCs were judged unreliable (§6.5).
+    pub icrc_unreliable: bool,
+    /// Frames the kernel dropped while capturing live (§11); `None` for files.
+    pub kernel_drops: Option<u64>,
+}
+
+impl CaptureStats {
+    /// Frames rocescope decodes as RoCE, InfiniBand, PFC/PAUSE or tcp_bth.
+    #[must_use]
+    pub fn decoded(&self) -> u64 {
+        self.roce_frames
+            + self.rocev1_frames
+            + self.ib_frames
+            + self.pfc_frames
+            + self.pause_frames
+            + self.tcp_bth_frames
+    }
 }
 
 /// How the engine runs.
@@ -46,6 +69,11 @@ pub struct EngineConfig {
     pub storm_ns: u64,
     /// Extra UDP destination ports carrying RoCEv2.
     pub roce_ports: Vec<u16>,
+    /// `--rto-min`: a go-back this long after the flow's previous request is a timeout
+    /// (§6.2 rule (c)); also the grace after a fatal NAK (§6.7).
+    pub rto_min_ns: u64,
+    /// `--icrc`.
+    pub icrc: IcrcMode,
 }
 
 impl Default for EngineConfig {
@@ -54,6 +82,8 @@ impl Default for EngineConfig {
             link_bps: 100_000_000_000,
             storm_ns: 200_000_000,
             roce_ports: Vec::new(),
+            rto_min_ns: 1_000_000,
+            icrc: IcrcMode::Auto,
         }
     }
 }
@@ -83,6 +113,8 @@ pub struct Engine {
     events: Vec<Finding>,
     /// Reused output of the request-stream steps.
     scratch: StepOut,
+    trust: Trust,
+    link_types: Vec<LinkType>,
     finished: bool,
     /// interfaces.md §7: messages over TCP with the `tcp_bth` option.
     tcp_bth: super::tcp_bth::TcpBthTracker,
@@ -98,12 +130,17 @@ pub struct Replay {
     pub events: Vec<Finding>,
     /// §6.6 `tcp_bth`: per TCP connection direction.
     pub tcp_bth: Vec<super::tcp_bth::TcpBthRow>,
+    /// The inputs (files, in the order given) whose ICRCs were judged unreliable.
+    pub icrc_unreliable: Vec<u16>,
+    /// The link types the capture held (the first few).
+    pub link_types: Vec<LinkType>,
 }
 
 impl Engine {
     #[must_use]
     pub fn new(cfg: EngineConfig) -> Self {
         let pfc = PfcTable::new(cfg.storm_ns, cfg.link_bps);
+        let trust = Trust::new(cfg.icrc);
         Engine {
             cfg,
             capture: CaptureStats::default(),
@@ -115,6 +152,8 @@ impl Engine {
             pfc,
             events: Vec::new(),
             scratch: StepOut::default(),
+            trust,
+            link_types: Vec::new(),
             finished: false,
             tcp_bth: super::tcp_bth::TcpBthTracker::default(),
         }
@@ -159,6 +198,15 @@ impl Engine {
         });
     }
 
+    fn note_link(&mut self, link: LinkType) {
+        if self.link_types.last() != Some(&link)
+            && !self.link_types.contains(&link)
+            && self.link_types.len() < LINK_TYPES_MAX
+        {
+            self.link_types.push(link);
+        }
+    }
+
     /// One captured frame, dissected and classified.
     pub fn frame(&mut self, view: &FrameView<'_>) {
         self.frame_observed(view, &mut ());
@@ -166,22 +214,20 @@ impl Engine {
 
     /// [`Engine::frame`], telling `observer` about the packet and its flow.
     pub fn frame_observed(&mut self, view: &FrameView<'_>, observer: &mut impl Observer) {
+        self.note_link(view.frame.link);
         let Some(d) = view.dissected.as_ref() else {
             self.tick(view.frame.time_ns);
             self.integrity_only(view, None);
             return;
         };
         if let Some(ev) = PacketEvent::from_view(view) {
-            self.roce_frame_observed(&ev, view.problem, observer);
-            if !ev.malformed && !matches!(ev.icrc, Icrc::Invalid { .. }) {
-                if let Some(msg) = d
-                    .roce
-                    .as_ref()
-                    .and_then(rocescope_dissectors::stack::Roce::cm)
-                {
-                    self.cm(ev.key.src, ev.key.dst, &msg);
-                }
-            }
+            // a CM message on QP1 acts on pairing, in capture order with the packets
+            let cm = d
+                .roce
+                .as_ref()
+                .and_then(rocescope_dissectors::stack::Roce::cm)
+                .map(Box::new);
+            self.roce_observed(&ev, view.problem, cm, observer);
             return;
         }
         self.tick(view.frame.time_ns);
@@ -245,14 +291,66 @@ impl Engine {
         problem: Option<Problem>,
         observer: &mut impl Observer,
     ) {
+        self.roce_observed(ev, problem, None, observer);
+    }
+
+    /// One RoCE packet (from a frame, or hand-built in tests).
+    pub fn packet(&mut self, ev: &PacketEvent) {
+        self.roce_observed(ev, None, None, &mut ());
+    }
+
+    /// A RoCE packet arrives: it counts at once; it is stepped now, or held until its file's
+    /// ICRCs are judged (and then stepped with everything held, in capture order).
+    fn roce_observed(
+        &mut self,
+        ev: &PacketEvent,
+        problem: Option<Problem>,
+        cm: Option<Box<CmMessage>>,
+        observer: &mut impl Observer,
+    ) {
+        self.tick(ev.time_ns);
+        match ev.version {
+            RoceVersion::V1 => self.capture.rocev1_frames += 1,
+            RoceVersion::V2 => self.capture.roce_frames += 1,
+        }
+        if self.trust.admit(ev) {
+            self.step_packet(ev, problem, cm.as_deref(), observer);
+            return;
+        }
+        self.trust.hold(Held {
+            packet: *ev,
+            problem,
+            cm,
+        });
+        self.release(observer);
+    }
+
+    /// Step the held packets whose files are judged now.
+    fn release(&mut self, observer: &mut impl Observer) {
+        while let Some(h) = self.trust.release() {
+            self.step_packet(&h.packet, h.problem, h.cm.as_deref(), observer);
+        }
+    }
+
+    fn step_packet(
+        &mut self,
+        ev: &PacketEvent,
+        problem: Option<Problem>,
+        cm: Option<&CmMessage>,
+        observer: &mut impl Observer,
+    ) {
         let before = self.events.len();
-        self.packet_observed(ev, observer);
+        let verdict = self.trust.verdict(ev);
+        let take_part = self.packet_stepped(ev, verdict, observer);
         if let Some(problem) = problem.filter(|_| ev.truncated || ev.malformed) {
             for e in &mut self.events[before..] {
                 if matches!(e.kind, Kind::Truncated | Kind::Malformed) && e.detail == Detail::None {
                     e.detail = Detail::Text(problem.to_string());
                 }
             }
+        }
+        if let Some(msg) = cm.filter(|_| take_part) {
+            self.cm(ev.key.src, ev.key.dst, msg);
         }
     }
 
@@ -316,17 +414,14 @@ impl Engine {
         (seen > 0).then_some(seen)
     }
 
-    /// One RoCE packet (from a frame, or hand-built in tests).
-    pub fn packet(&mut self, ev: &PacketEvent) {
-        self.packet_observed(ev, &mut ());
-    }
-
-    fn packet_observed(&mut self, ev: &PacketEvent, observer: &mut impl Observer) {
-        self.tick(ev.time_ns);
-        match ev.version {
-            RoceVersion::V1 => self.capture.rocev1_frames += 1,
-            RoceVersion::V2 => self.capture.roce_frames += 1,
-        }
+    /// One packet stepped through its flow; false when it takes part in nothing but its flow's
+    /// counters (malformed, or a wrong ICRC taken as the wire's).
+    fn packet_stepped(
+        &mut self,
+        ev: &PacketEvent,
+        verdict: Verdict,
+        observer: &mut impl Observer,
+    ) -> bool {
         let id = self.flow_id(ev.key);
         observer.packet(id, ev);
         {
@@ -358,23 +453,34 @@ impl Engine {
                 Some(ev.psn),
                 Detail::None,
             );
-            return;
+            return false;
         }
         if let Icrc::Invalid { expected, found } = ev.icrc {
-            self.capture.icrc_errors += 1;
-            self.flows[id as usize].icrc_errors += 1;
-            let detail = Detail::Text(format!("ICRC {found:#010x}, computed {expected:#010x}"));
-            self.event(
-                ev.frame,
-                ev.time_ns,
-                Kind::IcrcError,
-                Some(id),
-                Some(ev.psn),
-                detail,
-            );
-            return;
+            match verdict {
+                Verdict::AsCaptured => {
+                    self.capture.icrc_errors += 1;
+                    self.flows[id as usize].icrc_errors += 1;
+                    let detail =
+                        Detail::Text(format!("ICRC {found:#010x}, computed {expected:#010x}"));
+                    self.event(
+                        ev.frame,
+                        ev.time_ns,
+                        Kind::IcrcError,
+                        Some(id),
+                        Some(ev.psn),
+                        detail,
+                    );
+                    return false;
+                }
+                // counted, without an event, and the frame takes part (§6.5)
+                Verdict::Unreliable => {
+                    self.capture.icrc_errors += 1;
+                    self.flows[id as usize].icrc_errors += 1;
+                }
+                Verdict::Ignored => {}
+            }
         }
-        let Some(info) = ev.info else { return };
+        let Some(info) = ev.info else { return true };
         let op = info.operation;
         {
             let f = &mut self.flows[id as usize];
@@ -411,18 +517,21 @@ impl Engine {
         } else if op.is_response() {
             self.response(id, ev, op, info.position);
         }
+        true
     }
 
     fn request(&mut self, id: u32, ev: &PacketEvent, position: Position) {
         let op = ev.operation().unwrap_or(Operation::Send);
         let ends = position.ends_message() || op == Operation::ReadRequest || op.is_atomic();
-        match ev.opcode.transport() {
+        let transport = ev.opcode.transport();
+        match transport {
             Transport::Rc | Transport::Uc | Transport::Xrc => {}
             _ => {
                 self.flows[id as usize].unsequenced(ev.psn, ends);
                 return;
             }
         }
+        self.fatal_nak_check(id, ev);
         let was_started = self.flows[id as usize].psn.started();
         let pmtu = self.conn_pmtu(id);
         let read_dmalen = (op == Operation::ReadRequest).then(|| ev.dmalen.unwrap_or(0));
@@ -432,11 +541,17 @@ impl Engine {
             psn: ev.psn,
             ends_message: ends,
             read_dmalen,
+            rto_min_ns: (transport != Transport::Uc).then_some(self.cfg.rto_min_ns),
         };
         self.flows[id as usize]
             .psn
             .on_request_into(&pkt, pmtu, &mut self.scratch);
+        // a READ seen before is checked once the step settled the open counts (rule 3)
+        let reissued = op == Operation::ReadRequest && self.scratch.new_read.is_none();
         Self::apply_out(&mut self.flows, &mut self.events, id, &mut self.scratch);
+        if reissued {
+            self.read_restart_check(id, ev);
+        }
         let f = &mut self.flows[id as usize];
         if matches!(position, Position::First | Position::Middle)
             && matches!(op, Operation::Send | Operation::RdmaWrite)
@@ -452,8 +567,68 @@ impl Engine {
         }
     }
 
-    /// Findings, learned PMTU, new and settled READs of a request stream step.
+    /// §6.7 `response_after_fatal_nak`: a request more than `--rto-min` after a fatal NAK.
+    fn fatal_nak_check(&mut self, id: u32, ev: &PacketEvent) {
+        let rto = self.cfg.rto_min_ns;
+        let f = &mut self.flows[id as usize];
+        let Some(at) = f.fatal_nak_at.filter(|_| !f.fatal_reported) else {
+            return;
+        };
+        if ev.time_ns.saturating_sub(at) > rto {
+            f.fatal_reported = true;
+            f.conformance.count(Kind::ResponseAfterFatalNak);
+            let wait = crate::units::Duration(ev.time_ns - at);
+            let detail = Detail::Text(format!(
+                "request {wait} after a fatal NAK: the QP should be in the error state"
+            ));
+            self.event(
+                ev.frame,
+                ev.time_ns,
+                Kind::ResponseAfterFatalNak,
+                Some(id),
+                Some(ev.psn),
+                detail,
+            );
+        }
+    }
+
+    /// §6.7 `read_wrong_restart`: a READ re-issued for a READ that got some of its responses
+    /// must start at the first PSN it still lacks.
+    fn read_restart_check(&mut self, id: u32, ev: &PacketEvent) {
+        let f = &self.flows[id as usize];
+        let Some(t) = f
+            .reads
+            .iter()
+            .rev()
+            .find(|t| t.covers(ev.psn) && t.any() && !t.complete())
+        else {
+            return;
+        };
+        let want = t.first_missing();
+        if ev.psn == want {
+            return;
+        }
+        let detail = Detail::Text(format!(
+            "READ at PSN {} re-issued from PSN {}, not from PSN {want} (its first missing response)",
+            t.psn, ev.psn
+        ));
+        self.flows[id as usize]
+            .conformance
+            .count(Kind::ReadWrongRestart);
+        self.event(
+            ev.frame,
+            ev.time_ns,
+            Kind::ReadWrongRestart,
+            Some(id),
+            Some(ev.psn),
+            detail,
+        );
+    }
+
+    /// Findings, learned PMTU, new and settled READs of a request stream step; the stream's
+    /// findings about the responder go to the paired flow.
     fn apply_out(flows: &mut [Flow], events: &mut Vec<Finding>, id: u32, out: &mut StepOut) {
+        let peer = flows[id as usize].peer;
         let f = &mut flows[id as usize];
         if let Some(m) = out.learned_pmtu.take() {
             f.pmtu_seen = f.pmtu_seen.max(m);
@@ -478,12 +653,19 @@ impl Engine {
         }
         for mut finding in out.findings.drain() {
             finding.flow = Some(id);
+            f.conformance.count(finding.kind);
+            events.push(finding);
+        }
+        for mut finding in out.peer_findings.drain() {
+            let Some(p) = peer else { continue };
+            finding.flow = Some(p);
+            flows[p as usize].conformance.count(finding.kind);
             events.push(finding);
         }
     }
 
     /// PSN agreement (§6.3): the unique unpaired request flow on the reverse address pair
-    /// whose consumed PSNs hold `psn`.
+    /// that a response at `psn` pairs.
     fn pair_by_psn(&mut self, y: u32, psn: Psn) {
         let f = &self.flows[y as usize];
         if f.peer.is_some() || f.cm_paired {
@@ -495,7 +677,7 @@ impl Engine {
         let mut found = None;
         for &x in cands {
             let c = &self.flows[x as usize];
-            if x != y && c.peer.is_none() && !c.cm_paired && c.psn.has_consumed(psn) {
+            if x != y && c.peer.is_none() && !c.cm_paired && c.psn.pairs_with(psn) {
                 if found.is_some() {
                     return; // ambiguous: never a guess
                 }
@@ -518,16 +700,19 @@ impl Engine {
                 _ => {}
             }
         }
-        let mut nak_for_run = false;
+        let mut stream_ack = None;
+        let mut fatal = false;
         if op == Operation::Acknowledge {
             let (kind, detail) = match aeth_kind {
                 Some(AethKind::Ack { .. }) => {
                     self.flows[id as usize].acks += 1;
+                    self.msn_check(id, ev, msn);
+                    stream_ack = Some(AckKind::Ack);
                     (None, Detail::None)
                 }
                 Some(AethKind::RnrNak { timer_code }) => {
                     self.flows[id as usize].naks.rnr += 1;
-                    nak_for_run = true;
+                    stream_ack = Some(AckKind::RnrNak);
                     (
                         Some(Kind::NakRnr),
                         Detail::Nak {
@@ -541,19 +726,22 @@ impl Engine {
                     let kind = match code {
                         NakCode::PSN_SEQUENCE_ERROR => {
                             naks.psn_seq_err += 1;
-                            nak_for_run = true;
+                            stream_ack = Some(AckKind::SeqNak);
                             Some(Kind::NakPsnSeqErr)
                         }
                         NakCode::INVALID_REQUEST => {
                             naks.invalid_request += 1;
+                            fatal = true;
                             Some(Kind::NakInvalidRequest)
                         }
                         NakCode::REMOTE_ACCESS_ERROR => {
                             naks.remote_access += 1;
+                            fatal = true;
                             Some(Kind::NakRemoteAccess)
                         }
                         NakCode::REMOTE_OPERATIONAL_ERROR => {
                             naks.remote_op += 1;
+                            fatal = true;
                             Some(Kind::NakRemoteOp)
                         }
                         NakCode::INVALID_RD_REQUEST => {
@@ -569,6 +757,9 @@ impl Engine {
             if let Some(kind) = kind {
                 self.event(ev.frame, ev.time_ns, kind, Some(id), Some(ev.psn), detail);
             }
+        } else if matches!(aeth_kind, Some(AethKind::Ack { .. })) {
+            // a READ response or atomic ACK whose AETH acknowledges
+            stream_ack = Some(AckKind::Response);
         }
         // Pairing by PSN agreement takes effect from this response.
         self.pair_by_psn(id, ev.psn);
@@ -581,22 +772,55 @@ impl Engine {
         if acknowledges {
             req.latency.ack(ev.psn, ev.time_ns);
         }
-        if nak_for_run {
-            req.psn.on_nak(ev.psn);
+        if fatal && req.fatal_nak_at.is_none() {
+            req.fatal_nak_at = Some(ev.time_ns);
         }
         if op == Operation::ReadResponse {
             for t in &mut req.reads {
                 t.offer(ev.psn);
             }
             if position.ends_message() {
+                // rule 2 settles the READ's count before its acknowledgement takes effect
                 req.psn
                     .on_read_response_end_into(ev.psn, pmtu, &mut self.scratch);
                 Self::apply_out(&mut self.flows, &mut self.events, x, &mut self.scratch);
             }
-            let req = &mut self.flows[x as usize];
-            while req.reads.front().is_some_and(ReadTrack::complete) {
-                req.reads.pop_front();
-            }
+        }
+        if let Some(kind) = stream_ack {
+            let ack = Ack {
+                frame: ev.frame,
+                time_ns: ev.time_ns,
+                psn: ev.psn,
+                kind,
+            };
+            self.flows[x as usize]
+                .psn
+                .on_ack_into(&ack, &mut self.scratch);
+            Self::apply_out(&mut self.flows, &mut self.events, x, &mut self.scratch);
+        }
+        let req = &mut self.flows[x as usize];
+        while req.reads.front().is_some_and(ReadTrack::complete) {
+            req.reads.pop_front();
+        }
+    }
+
+    /// §6.7 `msn_regression`: an ACK whose MSN is below the previous ACK's (24-bit serial).
+    fn msn_check(&mut self, id: u32, ev: &PacketEvent, msn: u32) {
+        let f = &mut self.flows[id as usize];
+        let prev = f.last_ack_msn.replace(msn);
+        let Some(prev) = prev else { return };
+        let back = Psn::new_masked(msn).distance(Psn::new_masked(prev)) < 0;
+        if back {
+            f.conformance.count(Kind::MsnRegression);
+            let detail = Detail::Text(format!("ACK MSN {msn} after MSN {prev}"));
+            self.event(
+                ev.frame,
+                ev.time_ns,
+                Kind::MsnRegression,
+                Some(id),
+                Some(ev.psn),
+                detail,
+            );
         }
     }
 
@@ -655,52 +879,24 @@ impl Engine {
     }
 
     /// End of the capture: settle what is open, close holes and READs, PFC periods.
-    pub fn finish(mut self) -> Replay {
+    pub fn finish(self) -> Replay {
+        self.finish_observed(&mut ())
+    }
+
+    /// [`Engine::finish`], telling `observer` about the packets still held for an ICRC
+    /// verdict.
+    pub fn finish_observed(mut self, observer: &mut impl Observer) -> Replay {
         if !self.finished {
             self.finished = true;
+            self.trust.judge_all();
+            self.release(observer);
+            self.capture.icrc_unreliable = !self.trust.unreliable().is_empty();
             for id in 0..self.flows.len() {
                 let id32 = u32::try_from(id).unwrap_or(u32::MAX);
                 let pmtu = self.conn_pmtu(id32);
-                let out = self.flows[id].psn.finish(pmtu);
-                let mut out = out;
+                let mut out = self.flows[id].psn.finish(pmtu);
                 Self::apply_out(&mut self.flows, &mut self.events, id32, &mut out);
-                let f = &mut self.flows[id];
-                let reads = std::mem::take(&mut f.reads);
-                for mut t in reads {
-                    if t.n.is_none() {
-                        t.n = Some(read_count(t.dmalen, pmtu.unwrap_or(DEFAULT_PMTU)));
-                    }
-                    if t.complete() {
-                        continue;
-                    }
-                    let n = t.n.unwrap_or(1);
-                    let f = &mut self.flows[id];
-                    if t.any() {
-                        f.read_response_gaps += 1;
-                        let detail = Detail::ReadGap {
-                            n,
-                            missing: t.missing_text(),
-                        };
-                        self.events.push(Finding {
-                            frame: t.frame,
-                            time_ns: t.time_ns,
-                            kind: Kind::ReadResponseGap,
-                            flow: Some(id32),
-                            psn: Some(t.psn),
-                            detail,
-                        });
-                    } else {
-                        f.unanswered_reads += 1;
-                        self.events.push(Finding {
-                            frame: t.frame,
-                            time_ns: t.time_ns,
-                            kind: Kind::UnansweredRead,
-                            flow: Some(id32),
-                            psn: Some(t.psn),
-                            detail: Detail::Unanswered { n },
-                        });
-                    }
-                }
+                self.close_reads(id, id32, pmtu);
             }
             for id in 0..self.flows.len() {
                 if let Some(p) = self.flows[id].peer {
@@ -720,6 +916,48 @@ impl Engine {
             pfc,
             events: self.events,
             tcp_bth: self.tcp_bth.rows(),
+            icrc_unreliable: self.trust.unreliable(),
+            link_types: self.link_types,
+        }
+    }
+
+    /// The READs still waiting at the end: a response gap or an unanswered READ each.
+    fn close_reads(&mut self, id: usize, id32: u32, pmtu: Option<u32>) {
+        let reads = std::mem::take(&mut self.flows[id].reads);
+        for mut t in reads {
+            if t.n.is_none() {
+                t.n = Some(read_count(t.dmalen, pmtu.unwrap_or(DEFAULT_PMTU)));
+            }
+            if t.complete() {
+                continue;
+            }
+            let n = t.n.unwrap_or(1);
+            let f = &mut self.flows[id];
+            if t.any() {
+                f.read_response_gaps += 1;
+                let detail = Detail::ReadGap {
+                    n,
+                    missing: t.missing_text(),
+                };
+                self.events.push(Finding {
+                    frame: t.frame,
+                    time_ns: t.time_ns,
+                    kind: Kind::ReadResponseGap,
+                    flow: Some(id32),
+                    psn: Some(t.psn),
+                    detail,
+                });
+            } else {
+                f.unanswered_reads += 1;
+                self.events.push(Finding {
+                    frame: t.frame,
+                    time_ns: t.time_ns,
+                    kind: Kind::UnansweredRead,
+                    flow: Some(id32),
+                    psn: Some(t.psn),
+                    detail: Detail::Unanswered { n },
+                });
+            }
         }
     }
 }

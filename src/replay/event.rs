@@ -47,6 +47,8 @@ impl FlowKey {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PacketEvent {
     pub frame: u64,
+    /// The input (capture file) it came from.
+    pub input: u16,
     pub time_ns: u64,
     /// Bytes on the wire (original length).
     pub len: u32,
@@ -77,6 +79,7 @@ impl PacketEvent {
     pub fn new(frame: u64, opcode: Opcode, dest_qp: u32, psn: u32) -> PacketEvent {
         PacketEvent {
             frame,
+            input: 0,
             time_ns: frame * 1000,
             len: 100,
             key: FlowKey {
@@ -159,6 +162,7 @@ impl PacketEvent {
         };
         Some(PacketEvent {
             frame: view.frame.number,
+            input: view.frame.input,
             time_ns: view.frame.time_ns,
             len: view.frame.orig_len,
             key: FlowKey {

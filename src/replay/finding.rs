@@ -6,8 +6,10 @@ use rocescope_dissectors::Psn;
 
 use crate::units::Duration;
 
-/// Every event kind of interfaces.md §6.6, with the `tcp_bth_*` kinds of §7
-/// (tcp_bth.md §d.1 step 4 and the §d.2 consistency checks).
+/// Every event kind of interfaces.md §6.6: the request stream's, the responses', congestion
+/// and link signals, integrity, capture loss, the §6.7 RC conformance findings, the §6.8
+/// two-tap kinds, and the `tcp_bth_*` kinds of §7 (tcp_bth.md §d.1 step 4 and the §d.2
+/// consistency checks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     PsnGap,
@@ -31,6 +33,16 @@ pub enum Kind {
     IcrcError,
     Malformed,
     Truncated,
+    NotCaptured,
+    GbnWrongStart,
+    RepeatedNak,
+    AckRegression,
+    MsnRegression,
+    ReadWrongRestart,
+    ResponseAfterFatalNak,
+    DroppedBetween,
+    CorruptedBetween,
+    ReorderedBetween,
     TcpBthGap,
     TcpBthOutOfOrder,
     TcpBthRetransmission,
@@ -47,7 +59,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 34] = [
+    pub const ALL: [Kind; 44] = [
         Kind::PsnGap,
         Kind::OutOfOrder,
         Kind::Duplicate,
@@ -69,6 +81,16 @@ impl Kind {
         Kind::IcrcError,
         Kind::Malformed,
         Kind::Truncated,
+        Kind::NotCaptured,
+        Kind::GbnWrongStart,
+        Kind::RepeatedNak,
+        Kind::AckRegression,
+        Kind::MsnRegression,
+        Kind::ReadWrongRestart,
+        Kind::ResponseAfterFatalNak,
+        Kind::DroppedBetween,
+        Kind::CorruptedBetween,
+        Kind::ReorderedBetween,
         Kind::TcpBthGap,
         Kind::TcpBthOutOfOrder,
         Kind::TcpBthRetransmission,
@@ -109,6 +131,17 @@ impl Kind {
             Kind::IcrcError => "icrc_error",
             Kind::Malformed => "malformed",
             Kind::Truncated => "truncated",
+            Kind::NotCaptured => "not_captured",
+            Kind::GbnWrongStart => "gbn_wrong_start",
+            Kind::RepeatedNak => "repeated_nak",
+            Kind::AckRegression => "ack_regression",
+            Kind::MsnRegression => "msn_regression",
+            Kind::ReadWrongRestart => "read_wrong_restart",
+            Kind::ResponseAfterFatalNak => "response_after_fatal_nak",
+            Kind::DroppedBetween => "dropped_between",
+            Kind::CorruptedBetween => "corrupted_between",
+            Kind::ReorderedBetween => "reordered_between",
+
             Kind::TcpBthGap => "tcp_bth_gap",
             Kind::TcpBthOutOfOrder => "tcp_bth_out_of_order",
             Kind::TcpBthRetransmission => "tcp_bth_retransmission",
@@ -128,6 +161,21 @@ impl Kind {
     #[must_use]
     pub fn from_name(name: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The RC conformance findings of interfaces.md §6.7.
+    pub const CONFORMANCE: [Kind; 6] = [
+        Kind::GbnWrongStart,
+        Kind::RepeatedNak,
+        Kind::AckRegression,
+        Kind::MsnRegression,
+        Kind::ReadWrongRestart,
+        Kind::ResponseAfterFatalNak,
+    ];
+
+    #[must_use]
+    pub fn is_conformance(self) -> bool {
+        Kind::CONFORMANCE.contains(&self)
     }
 }
 
@@ -267,7 +315,7 @@ impl fmt::Display for Detail {
 /// Findings of one step: a fixed array, so stepping never allocates.
 #[derive(Debug, Clone, Default)]
 pub struct Findings {
-    items: [Option<Finding>; 4],
+    items: [Option<Finding>; 8],
     len: usize,
 }
 
@@ -277,14 +325,15 @@ impl Findings {
         Findings::default()
     }
 
-    /// Add one (a step makes at most four: a settled READ, a held decision with its
-    /// timeout, and the packet itself; a fifth would be a bug and is dropped).
+    /// Add one (a step makes at most a handful: a settled READ, a held decision with its
+    /// timeout, the packet itself, what held acknowledgements settled, a conformance finding;
+    /// a ninth would be a bug and is dropped).
     pub fn push(&mut self, f: Finding) {
         if let Some(slot) = self.items.get_mut(self.len) {
             *slot = Some(f);
             self.len += 1;
         } else {
-            debug_assert!(false, "more than four findings in one step");
+            debug_assert!(false, "more than eight findings in one step");
         }
     }
 

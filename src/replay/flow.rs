@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use rocescope_dissectors::{Psn, Transport};
 
 use super::event::FlowKey;
+use super::finding::Kind;
 use super::latency::Latency;
 use super::psn::{PMTUS, PsnStream, read_count};
 
@@ -29,6 +30,43 @@ impl Naks {
             + self.remote_access
             + self.remote_op
             + self.invalid_rd
+    }
+}
+
+/// The RC conformance findings of one flow (§6.7), each on the flow whose sender broke the rule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Conformance {
+    pub gbn_wrong_start: u64,
+    pub repeated_nak: u64,
+    pub ack_regression: u64,
+    pub msn_regression: u64,
+    pub read_wrong_restart: u64,
+    pub response_after_fatal_nak: u64,
+}
+
+impl Conformance {
+    /// Count a finding of a conformance `kind` (other kinds are ignored).
+    pub fn count(&mut self, kind: Kind) {
+        let slot = match kind {
+            Kind::GbnWrongStart => &mut self.gbn_wrong_start,
+            Kind::RepeatedNak => &mut self.repeated_nak,
+            Kind::AckRegression => &mut self.ack_regression,
+            Kind::MsnRegression => &mut self.msn_regression,
+            Kind::ReadWrongRestart => &mut self.read_wrong_restart,
+            Kind::ResponseAfterFatalNak => &mut self.response_after_fatal_nak,
+            _ => return,
+        };
+        *slot += 1;
+    }
+
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.gbn_wrong_start
+            + self.repeated_nak
+            + self.ack_regression
+            + self.msn_regression
+            + self.read_wrong_restart
+            + self.response_after_fatal_nak
     }
 }
 
@@ -113,6 +151,18 @@ impl ReadTrack {
         self.prefix > 0 || !self.rest.is_empty()
     }
 
+    /// True when `psn` lies in the PSNs this READ consumes.
+    #[must_use]
+    pub fn covers(&self, psn: Psn) -> bool {
+        u32::try_from(psn.distance(self.psn)).is_ok_and(|off| off < self.span())
+    }
+
+    /// The first response PSN still missing (where a re-issued READ must start).
+    #[must_use]
+    pub fn first_missing(&self) -> Psn {
+        self.psn.wrapping_add(self.prefix)
+    }
+
     #[must_use]
     pub fn complete(&self) -> bool {
         self.n.is_some_and(|n| self.prefix >= n)
@@ -180,6 +230,13 @@ pub struct Flow {
     pub cnps: u64,
     pub throttled_by_cnps: u64,
     pub icrc_errors: u64,
+    pub conformance: Conformance,
+    /// When the first fatal NAK (invalid request, remote access, remote operation) for this
+    /// flow's requests arrived, and whether a request after it was reported (§6.7).
+    pub fatal_nak_at: Option<u64>,
+    pub fatal_reported: bool,
+    /// The MSN of the flow's previous ACK (a response flow's, `msn_regression`).
+    pub last_ack_msn: Option<u32>,
     pub latency: Latency,
     pub reads: VecDeque<ReadTrack>,
     /// PMTU from the CM exchange.
@@ -216,6 +273,10 @@ impl Flow {
             cnps: 0,
             throttled_by_cnps: 0,
             icrc_errors: 0,
+            conformance: Conformance::default(),
+            fatal_nak_at: None,
+            fatal_reported: false,
+            last_ack_msn: None,
             latency: Latency::default(),
             reads: VecDeque::new(),
             pmtu_cm: None,
@@ -232,6 +293,15 @@ impl Flow {
             (None, false, Some(t)) => t.name(),
             (None, false, None) => "UNKNOWN",
         }
+    }
+
+    /// §6.7's recovery timings: on RC and XRC request flows only (UC has no
+    /// acknowledgements to time against).
+    #[must_use]
+    pub fn timings(&self) -> Option<&super::psn::Timings> {
+        self.psn
+            .timings()
+            .filter(|_| matches!(self.transport, Some(Transport::Rc | Transport::Xrc)))
     }
 
     #[must_use]

@@ -1,28 +1,52 @@
-//! The request PSN stream of one RC/UC/XRC flow: interfaces.md §6.2, applied literally.
+//! The request PSN stream of one RC/UC/XRC flow: interfaces.md §6.2, applied literally, with
+//! the recovery timings and the stream-side RC conformance checks of §6.7.
 //!
 //! [`PsnStream`] is a pure state machine: [`step`] (or [`PsnStream::on_request`]) takes the
-//! state and one request packet summary and returns the new state plus what it found; NAKs
-//! and READ responses of the paired reverse flow come in through [`PsnStream::on_nak`] and
-//! [`PsnStream::on_read_response_end`]. Nothing here reads a capture or allocates per packet
-//! (the hole set grows only when a new hole opens).
+//! state and one request packet summary and returns the new state plus what it found; the
+//! acknowledgements and NAKs of the paired reverse flow come in through
+//! [`PsnStream::on_ack_into`], and the end of a READ's responses through
+//! [`PsnStream::on_read_response_end_into`]. Nothing here reads a capture or allocates per
+//! packet (the hole set grows only when a new hole opens, the timings when a flow first has a
+//! sample).
 //!
 //! Positions are *extended* PSNs (see [`super::holes`]): `ext(psn) = expected + d`, with `d`
 //! the serial distance of §6.2, so everything after the first packet is plain `u64` order.
+//!
+//! Findings about what the *responder* did wrong (a repeated NAK, an ACK going backwards) are
+//! decided here, where the request stream is known, and handed out as
+//! [`StepOut::peer_findings`] for the engine to put on the response flow.
+
+use std::fmt::Write as _;
 
 use rocescope_dissectors::Psn;
 
 use super::finding::{Detail, Finding, Findings, Kind};
-use super::holes::{EXT_BASE, Holes};
+use super::holes::{EXT_BASE, Hole, Holes};
+use super::sketch::Sketch;
 
 /// The valid path MTUs of rule 3.
 pub const PMTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
 /// Rule 4's PMTU.
 pub const DEFAULT_PMTU: u32 = 1024;
+/// How far before a flow's first PSN a response still pairs it (§6.3).
+pub const PAIRING_WINDOW: u64 = 1024;
 
 const PSN_MASK: u64 = 0x00FF_FFFF;
 /// Holes more than this far behind the expected PSN cannot be told apart from the future
 /// any more (serial arithmetic, §5.1): they are closed as unrecovered.
 const HOLE_HORIZON: u64 = 1 << 23;
+/// Unanswered NAKs remembered for `nak_response_ns` (the run answers all; older ones only
+/// lose their sample).
+const NAKS_MAX: usize = 16;
+/// Missing PSNs a NAK named, remembered (§6.2's exception to capture loss).
+const NAMED_MAX: usize = 64;
+/// Gaps waiting for their NAK (`nak_generation_ns`).
+const GAPS_MAX: usize = 32;
+/// Duplicate or retransmitted PSNs remembered between two ACKs (`ack_regression`).
+const REPEATS_MAX: usize = 64;
+/// Acknowledgements held while a READ's count is open, at most (more are merged into the
+/// last held one).
+const HELD_ACKS_MAX: usize = 64;
 
 /// PSNs a READ of `dmalen` bytes consumes at path MTU `pmtu`: `max(1, ceil(dmalen / pmtu))`.
 #[must_use]
@@ -58,6 +82,30 @@ pub struct ReqPacket {
     pub ends_message: bool,
     /// `Some(dmalen)` for a READ request.
     pub read_dmalen: Option<u32>,
+    /// `--rto-min` on an RC or XRC flow (rule (c)); `None` on UC.
+    pub rto_min_ns: Option<u64>,
+}
+
+/// What an acknowledgement of the paired reverse flow is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckKind {
+    /// An ACKNOWLEDGE with an ACK syndrome.
+    Ack,
+    /// A READ response or atomic ACK whose AETH has an ACK syndrome.
+    Response,
+    /// A PSN-sequence-error NAK.
+    SeqNak,
+    /// An RNR NAK.
+    RnrNak,
+}
+
+/// One acknowledgement (or NAK) of the paired reverse flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack {
+    pub frame: u64,
+    pub time_ns: u64,
+    pub psn: Psn,
+    pub kind: AckKind,
 }
 
 /// Counters of §6.2 for one flow.
@@ -66,13 +114,25 @@ pub struct PsnCounters {
     pub messages: u64,
     pub read_requests: u64,
     pub psn_gaps: u64,
-    /// Missing PSNs filled by a run (lost and recovered); `finish` adds the unrecovered ones.
+    /// Missing PSNs filled by a run, or acknowledged after a NAK named them (lost and
+    /// recovered); `finish` adds the unrecovered ones.
     pub lost: u64,
     pub unrecovered: u64,
     pub out_of_order: u64,
     pub duplicates: u64,
     pub retransmissions: u64,
     pub implied_timeouts: u64,
+    /// Missing PSNs the responder acknowledged: delivered, but not captured.
+    pub not_captured: u64,
+}
+
+/// The recovery timings of §6.7, per request flow.
+#[derive(Debug, Clone, Default)]
+pub struct Timings {
+    pub recovery: Sketch,
+    pub nak_response: Sketch,
+    pub nak_generation: Sketch,
+    pub timeout_wait: Sketch,
 }
 
 /// A READ request first seen at this step (one distinct READ PSN): §6.3 tracks its responses.
@@ -90,6 +150,8 @@ pub struct NewRead {
 #[derive(Debug, Clone, Default)]
 pub struct StepOut {
     pub findings: Findings,
+    /// Findings about the paired reverse flow's sender (the responder).
+    pub peer_findings: Findings,
     /// A PMTU that rule 2 or 3 established (exactly one `m` gave the count).
     pub learned_pmtu: Option<u32>,
     pub new_read: Option<NewRead>,
@@ -115,9 +177,41 @@ struct PendingRead {
     psn: Psn,
     p: u64,
     dmalen: u32,
+    time_ns: u64,
     /// It was at or after the expected PSN: `expected` becomes `p + n`.
     forward: bool,
     fill: Fill,
+}
+
+/// The missing PSNs one packet filled, with when their gaps were revealed (a few pieces; a
+/// READ's range rarely spans more than one gap, and beyond four the last piece takes the rest).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Filled {
+    pieces: [(u32, u64); 4],
+    len: u8,
+}
+
+impl Filled {
+    fn add(&mut self, h: Hole) {
+        let n = u32::try_from(h.end - h.start).unwrap_or(u32::MAX);
+        let i = usize::from(self.len);
+        if i < self.pieces.len() {
+            self.pieces[i] = (n, h.time_ns);
+            self.len += 1;
+        } else if let Some(last) = self.pieces.last_mut() {
+            last.0 = last.0.saturating_add(n);
+        }
+    }
+
+    fn total(&self) -> u32 {
+        self.pieces[..usize::from(self.len)]
+            .iter()
+            .fold(0, |t, p| t.saturating_add(p.0))
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.pieces[..usize::from(self.len)].iter().copied()
+    }
 }
 
 /// A late packet whose class (out-of-order/duplicate, or head of a timeout run) waits for the
@@ -126,18 +220,39 @@ struct PendingRead {
 struct Held {
     frame: u64,
     time_ns: u64,
+    /// Time of the request packet before it (`timeout_wait_ns` if it starts a run).
+    prev_time_ns: u64,
     psn: Psn,
     p: u64,
     /// PSNs it consumes (`None` while it is a READ with an open count).
     consumed: Option<u32>,
     /// Missing PSNs it filled.
-    filled: u32,
+    filled: Filled,
     /// A run was going on when it arrived.
     in_run: bool,
 }
 
+/// A go-back that did not start at the NAK's PSN (§6.7 `gbn_wrong_start`), waiting for its
+/// verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct WrongStart {
+    frame: u64,
+    time_ns: u64,
+    psn: Psn,
+    /// The NAK's PSN (extended).
+    nak: u64,
+}
+
+/// A gap waiting for the responder's NAK (`nak_generation_ns`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OpenGap {
+    start: u64,
+    end: u64,
+    time_ns: u64,
+}
+
 /// The state of one request PSN stream.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct PsnStream {
     started: bool,
     first_psn: Psn,
@@ -145,17 +260,39 @@ pub struct PsnStream {
     first: u64,
     /// Next expected position (one past the highest consumed).
     expected: u64,
-    /// Position of the previous request packet.
+    /// Position and time of the previous request packet.
     prev: u64,
+    prev_time_ns: u64,
     holes: Holes,
     in_run: bool,
     held: Option<Held>,
-    /// Lowest unanswered NAK position (PSN sequence error or RNR).
-    nak: Option<u64>,
+    /// Unanswered NAKs (PSN sequence error or RNR): the lowest position, and their times.
+    nak_min: Option<u64>,
+    nak_times: Vec<u64>,
+    /// Missing positions a NAK named while they were missing.
+    named: Vec<u64>,
+    /// One past the highest acknowledged position (0: none yet).
+    ack_end: u64,
+    /// Acknowledgements that arrived while a READ's count was open.
+    held_acks: Vec<Ack>,
     pending: Option<PendingRead>,
     pub counters: PsnCounters,
     /// Unrecovered PSNs already closed (beyond the serial horizon).
     closed_unrecovered: u64,
+    timings: Option<Box<Timings>>,
+    gaps: Vec<OpenGap>,
+    // conformance
+    /// The lowest NAK position since the last go-back.
+    nak_since_go_back: Option<u64>,
+    wrong_start: Option<WrongStart>,
+    /// The last PSN-sequence-error NAK's position, and whether a request packet at it came
+    /// after it (`repeated_nak`).
+    last_seq_nak: Option<u64>,
+    resent_since_nak: bool,
+    /// Highest position an ACK acknowledged, and the duplicate or retransmitted positions
+    /// since the last ACK (`ack_regression`).
+    highest_ack: Option<u64>,
+    repeats: Vec<u64>,
     finished: bool,
 }
 
@@ -164,6 +301,17 @@ pub struct PsnStream {
 pub fn step(mut state: PsnStream, pkt: &ReqPacket, pmtu: Option<u32>) -> (PsnStream, StepOut) {
     let out = state.on_request(pkt, pmtu);
     (state, out)
+}
+
+fn finding(kind: Kind, frame: u64, time_ns: u64, psn: Psn, detail: Detail) -> Finding {
+    Finding {
+        frame,
+        time_ns,
+        kind,
+        flow: None,
+        psn: Some(psn),
+        detail,
+    }
 }
 
 impl PsnStream {
@@ -203,6 +351,16 @@ impl PsnStream {
         self.holes.total()
     }
 
+    /// The recovery timings, once the flow has had a sample.
+    #[must_use]
+    pub fn timings(&self) -> Option<&Timings> {
+        self.timings.as_deref()
+    }
+
+    fn timings_mut(&mut self) -> &mut Timings {
+        self.timings.get_or_insert_with(Box::default)
+    }
+
     fn psn_of(&self, ext: u64) -> Psn {
         // EXT_BASE is a multiple of 2^24, so this is exact modulo 2^24 for any position.
         let off = ext.wrapping_sub(EXT_BASE) & PSN_MASK;
@@ -215,14 +373,15 @@ impl PsnStream {
         self.expected.wrapping_add_signed(i64::from(d))
     }
 
-    /// True when `psn` lies in the PSNs this stream has consumed so far (§6.3 pairing).
+    /// True when a response at `psn` pairs this stream with its reverse flow (§6.3): it lies in
+    /// the PSNs consumed so far, or at most [`PAIRING_WINDOW`] PSNs before the first of them.
     #[must_use]
-    pub fn has_consumed(&self, psn: Psn) -> bool {
+    pub fn pairs_with(&self, psn: Psn) -> bool {
         if !self.started {
             return false;
         }
         let e = self.ext(psn);
-        e >= self.first && e < self.expected
+        e >= self.first.saturating_sub(PAIRING_WINDOW) && e < self.expected
     }
 
     /// Already seen: consumed so far and not missing.
@@ -230,24 +389,189 @@ impl PsnStream {
         e >= self.first && e < self.expected && !self.holes.contains(e)
     }
 
-    /// A NAK (PSN sequence error or RNR) at `psn` arrived on the paired reverse flow.
-    pub fn on_nak(&mut self, psn: Psn) {
-        if !self.started {
+    /// An acknowledgement or NAK of the paired reverse flow, in capture order (held while a
+    /// READ's count is open, §6.2).
+    pub fn on_ack_into(&mut self, ack: &Ack, out: &mut StepOut) {
+        if self.finished || !self.started {
             return;
         }
-        let e = self.ext(psn);
-        self.nak = Some(self.nak.map_or(e, |n| n.min(e)));
+        if self.pending.is_some() {
+            if self.held_acks.len() < HELD_ACKS_MAX {
+                self.held_acks.push(*ack);
+            } else if let Some(last) = self.held_acks.last_mut() {
+                *last = *ack;
+            }
+            return;
+        }
+        self.apply_ack(ack, out);
+    }
+
+    /// The acknowledgements held while a READ's count was open, now that it is settled.
+    fn apply_held_acks(&mut self, out: &mut StepOut) {
+        let held = std::mem::take(&mut self.held_acks);
+        for a in &held {
+            self.apply_ack(a, out);
+        }
+        self.held_acks = held;
+        self.held_acks.clear();
+    }
+
+    fn apply_ack(&mut self, a: &Ack, out: &mut StepOut) {
+        let q = self.ext(a.psn);
+        let nak = matches!(a.kind, AckKind::SeqNak | AckKind::RnrNak);
+        if nak {
+            self.nak_first(a, q, out);
+        }
+        // a NAK acknowledges every PSN before its own; an ACK its own too
+        let end = if nak { q } else { q + 1 };
+        self.acknowledge(a, end, out);
+        if a.kind == AckKind::Ack {
+            if self
+                .highest_ack
+                .is_some_and(|h| q < h && !self.repeats.contains(&q))
+            {
+                out.peer_findings.push(finding(
+                    Kind::AckRegression,
+                    a.frame,
+                    a.time_ns,
+                    a.psn,
+                    Detail::Text(format!(
+                        "ACK of PSN {} after an ACK of PSN {}",
+                        a.psn,
+                        self.psn_of(self.highest_ack.unwrap_or(q))
+                    )),
+                ));
+            }
+            self.highest_ack = Some(self.highest_ack.map_or(q, |h| h.max(q)));
+            self.repeats.clear();
+        }
+        if let Some(w) = self.wrong_start {
+            if end > w.nak {
+                // the NAK's PSN was acknowledged: the capture missed the right resend
+                self.wrong_start = None;
+            }
+        }
+    }
+
+    /// What a NAK at position `q` does before it acknowledges the PSNs before it.
+    fn nak_first(&mut self, a: &Ack, q: u64, out: &mut StepOut) {
+        if self.holes.contains(q) && !self.named.contains(&q) && self.named.len() < NAMED_MAX {
+            self.named.push(q);
+        }
+        self.nak_min = Some(self.nak_min.map_or(q, |n| n.min(q)));
+        if self.nak_times.len() < NAKS_MAX {
+            self.nak_times.push(a.time_ns);
+        }
+        if let Some(w) = self.wrong_start.filter(|w| w.nak == q) {
+            // the NAK names the PSN again: the wrong resend did not repair it
+            self.wrong_start = None;
+            out.findings.push(finding(
+                Kind::GbnWrongStart,
+                w.frame,
+                w.time_ns,
+                w.psn,
+                Detail::Text(format!(
+                    "go-back after a NAK of PSN {} resent from PSN {}; the NAK came again",
+                    self.psn_of(q),
+                    w.psn
+                )),
+            ));
+        }
+        self.nak_since_go_back = Some(self.nak_since_go_back.map_or(q, |n| n.min(q)));
+        if a.kind == AckKind::SeqNak {
+            if self.last_seq_nak == Some(q) && !self.resent_since_nak {
+                out.peer_findings.push(finding(
+                    Kind::RepeatedNak,
+                    a.frame,
+                    a.time_ns,
+                    a.psn,
+                    Detail::Text(format!(
+                        "second PSN sequence error NAK of PSN {} with no resend between",
+                        a.psn
+                    )),
+                ));
+            }
+            self.last_seq_nak = Some(q);
+            self.resent_since_nak = false;
+            if let Some(i) = self.gaps.iter().position(|g| g.start <= q && q < g.end) {
+                let g = self.gaps.remove(i);
+                let wait = a.time_ns.saturating_sub(g.time_ns);
+                self.timings_mut().nak_generation.sample(wait);
+            }
+        }
+    }
+
+    /// Every missing PSN before `end` that the capture shows (below `expected`) was
+    /// acknowledged: lost if a NAK named it while missing, else not captured.
+    fn acknowledge(&mut self, a: &Ack, end: u64, out: &mut StepOut) {
+        let from = self.ack_end;
+        self.ack_end = self.ack_end.max(end);
+        let upto = end.min(self.expected);
+        if upto <= from.max(self.first) {
+            return;
+        }
+        let mut settled = Settled::default();
+        let named = &self.named;
+        let mut recovered: Vec<(u64, u64)> = Vec::new();
+        self.holes.take_range(from, upto, |h| {
+            // the PSNs of the piece a NAK named are lost; the runs between them not captured
+            let mut at = h.start;
+            let mut hits: Vec<u64> = Vec::new();
+            hits.extend(named.iter().copied().filter(|&p| h.start <= p && p < h.end));
+            hits.sort_unstable();
+            for p in hits {
+                settled.add(at, p - at);
+                recovered.push((1, h.time_ns));
+                at = p + 1;
+            }
+            settled.add(at, h.end - at);
+        });
+        self.named.retain(|&p| p >= upto || p < from);
+        for (n, revealed) in recovered {
+            self.counters.lost += n;
+            let wait = a.time_ns.saturating_sub(revealed);
+            self.timings_mut().recovery.sample_n(wait, n);
+        }
+        self.report_not_captured(&settled, a.frame, a.time_ns, out);
+    }
+
+    fn report_not_captured(&mut self, s: &Settled, frame: u64, time_ns: u64, out: &mut StepOut) {
+        if s.count == 0 {
+            return;
+        }
+        self.counters.not_captured += s.count;
+        let mut text = String::new();
+        for (i, &(start, n)) in s.ranges[..usize::from(s.len)].iter().enumerate() {
+            if i > 0 {
+                text.push_str(", ");
+            }
+            let first = self.psn_of(start);
+            if n == 1 {
+                let _ = write!(text, "{first}");
+            } else {
+                let _ = write!(text, "{first}-{}", self.psn_of(start + n - 1));
+            }
+        }
+        if s.more {
+            text.push_str(", …");
+        }
+        let _ = write!(
+            text,
+            " ({} PSN{} acknowledged by the responder, not captured)",
+            s.count,
+            if s.count == 1 { "" } else { "s" }
+        );
+        out.findings.push(finding(
+            Kind::NotCaptured,
+            frame,
+            time_ns,
+            self.psn_of(s.first),
+            Detail::Text(text),
+        ));
     }
 
     /// The LAST or ONLY READ response at `psn` arrived on the paired reverse flow: rule 2
     /// settles the open READ count (rule 1 first when the PMTU is known by now).
-    pub fn on_read_response_end(&mut self, psn: Psn, pmtu: Option<u32>) -> StepOut {
-        let mut out = StepOut::default();
-        self.on_read_response_end_into(psn, pmtu, &mut out);
-        out
-    }
-
-    /// [`Self::on_read_response_end`] writing into the caller's `out`.
     pub fn on_read_response_end_into(&mut self, psn: Psn, pmtu: Option<u32>, out: &mut StepOut) {
         let Some(pr) = self.pending else {
             return;
@@ -255,6 +579,7 @@ impl PsnStream {
         if let Some(m) = pmtu {
             self.pending = None;
             self.apply_read(pr, read_count(pr.dmalen, m), out);
+            self.apply_held_acks(out);
             return;
         }
         let d = psn.distance(pr.psn);
@@ -265,6 +590,7 @@ impl PsnStream {
                 self.pending = None;
                 self.apply_read(pr, n, out);
                 out.learned_pmtu = unique_pmtu(pr.dmalen, n);
+                self.apply_held_acks(out);
             }
         }
     }
@@ -299,6 +625,7 @@ impl PsnStream {
             };
             self.apply_read(pr, n, out);
             out.learned_pmtu = learned;
+            self.apply_held_acks(out);
         }
         // The held decision: is this packet the following PSN, already seen?
         if let Some(h) = self.held.take() {
@@ -314,13 +641,20 @@ impl PsnStream {
             self.expected = pr.p + n64;
         }
         if pr.fill != Fill::Nothing {
-            let more = self.holes.remove_range(pr.p + 1, pr.p + n64);
-            let more32 = u32::try_from(more).unwrap_or(u32::MAX);
+            let mut filled = Filled::default();
+            self.holes
+                .take_range(pr.p + 1, pr.p + n64, |h| filled.add(h));
             match pr.fill {
-                Fill::Run => self.counters.lost += more,
+                Fill::Run => self.lose(&filled, pr.time_ns),
                 Fill::Held => {
                     if let Some(h) = self.held.as_mut() {
-                        h.filled = h.filled.saturating_add(more32);
+                        for (n, t) in filled.iter() {
+                            h.filled.add(Hole {
+                                start: 0,
+                                end: u64::from(n),
+                                time_ns: t,
+                            });
+                        }
                     }
                 }
                 Fill::Reorder | Fill::Nothing => {}
@@ -334,6 +668,19 @@ impl PsnStream {
         out.settled = Some((pr.psn, n));
     }
 
+    /// Missing PSNs a run filled: lost (and recovered), each a `recovery_ns` sample.
+    fn lose(&mut self, filled: &Filled, time_ns: u64) {
+        let total = filled.total();
+        if total == 0 {
+            return;
+        }
+        self.counters.lost += u64::from(total);
+        for (n, revealed) in filled.iter() {
+            let wait = time_ns.saturating_sub(revealed);
+            self.timings_mut().recovery.sample_n(wait, u64::from(n));
+        }
+    }
+
     fn resolve_held(&mut self, h: Held, next: Option<Psn>, out: &mut StepOut) {
         let consumed = u64::from(h.consumed.unwrap_or(1));
         let timeout_run = next.is_some_and(|q| {
@@ -342,35 +689,55 @@ impl PsnStream {
         });
         let kind = if timeout_run {
             // (b): a go-back by timeout, one implied_timeout per run
-            self.counters.implied_timeouts += 1;
-            self.in_run = true;
-            out.findings.push(Finding {
-                frame: h.frame,
-                time_ns: h.time_ns,
-                kind: Kind::ImpliedTimeout,
-                flow: None,
-                psn: Some(h.psn),
-                detail: Detail::Timeout,
-            });
+            self.start_timeout_run(h.frame, h.time_ns, h.psn, h.prev_time_ns, out);
             Kind::Retransmission
         } else if h.in_run {
             Kind::Retransmission
-        } else if h.filled > 0 {
+        } else if h.filled.total() > 0 {
             Kind::OutOfOrder
         } else {
             Kind::Duplicate
         };
-        self.count_class(kind, h.filled);
-        out.findings
-            .push(class_finding(kind, h.frame, h.time_ns, h.psn, h.filled));
+        self.count_class(kind, h.p, &h.filled, h.time_ns);
+        out.findings.push(class_finding(
+            kind,
+            h.frame,
+            h.time_ns,
+            h.psn,
+            h.filled.total(),
+        ));
     }
 
-    fn count_class(&mut self, kind: Kind, filled: u32) {
+    /// A go-back by timeout (rule (b) or (c)) starts at this packet.
+    fn start_timeout_run(
+        &mut self,
+        frame: u64,
+        time_ns: u64,
+        psn: Psn,
+        prev_time_ns: u64,
+        out: &mut StepOut,
+    ) {
+        self.counters.implied_timeouts += 1;
+        self.in_run = true;
+        let wait = time_ns.saturating_sub(prev_time_ns);
+        self.timings_mut().timeout_wait.sample(wait);
+        out.findings.push(Finding {
+            frame,
+            time_ns,
+            kind: Kind::ImpliedTimeout,
+            flow: None,
+            psn: Some(psn),
+            detail: Detail::Timeout,
+        });
+    }
+
+    fn count_class(&mut self, kind: Kind, p: u64, filled: &Filled, time_ns: u64) {
+        let n = filled.total();
         match kind {
             Kind::Retransmission => {
                 self.counters.retransmissions += 1;
-                if filled > 0 {
-                    self.counters.lost += u64::from(filled);
+                if n > 0 {
+                    self.lose(filled, time_ns);
                 } else {
                     self.counters.duplicates += 1;
                 }
@@ -378,6 +745,11 @@ impl PsnStream {
             Kind::OutOfOrder => self.counters.out_of_order += 1,
             Kind::Duplicate => self.counters.duplicates += 1,
             _ => {}
+        }
+        if matches!(kind, Kind::Retransmission | Kind::Duplicate)
+            && self.repeats.len() < REPEATS_MAX
+        {
+            self.repeats.push(p);
         }
     }
 
@@ -398,6 +770,49 @@ impl PsnStream {
         }
     }
 
+    /// The PSNs `start..end` are missing since `pkt`: those already acknowledged are not
+    /// captured at once (the acknowledgement came first); the rest become holes.
+    fn gap(&mut self, start: u64, end: u64, pkt: &ReqPacket, out: &mut StepOut) {
+        let acked = self.ack_end.clamp(start, end);
+        if acked > start {
+            let mut s = Settled::default();
+            s.add(start, acked - start);
+            self.report_not_captured(&s, pkt.frame, pkt.time_ns, out);
+        }
+        self.holes.push(acked, end, pkt.time_ns);
+        if self.gaps.len() == GAPS_MAX {
+            self.gaps.remove(0);
+        }
+        self.gaps.push(OpenGap {
+            start,
+            end,
+            time_ns: pkt.time_ns,
+        });
+    }
+
+    /// The go-back checks of §6.7 on a request packet at position `p`.
+    fn conformance_on_request(&mut self, p: u64, pkt: &ReqPacket) {
+        if self.last_seq_nak == Some(p) {
+            self.resent_since_nak = true;
+        }
+        if self.wrong_start.is_some_and(|w| w.nak == p) {
+            // the right resend came after all
+            self.wrong_start = None;
+        }
+        if p <= self.prev {
+            if let Some(nak) = self.nak_since_go_back.take() {
+                if p != nak && self.wrong_start.is_none() {
+                    self.wrong_start = Some(WrongStart {
+                        frame: pkt.frame,
+                        time_ns: pkt.time_ns,
+                        psn: pkt.psn,
+                        nak,
+                    });
+                }
+            }
+        }
+    }
+
     fn classify(&mut self, pkt: &ReqPacket, pmtu: Option<u32>, out: &mut StepOut) {
         // PSNs this packet consumes, when already known (rule 1, or not a READ).
         let n_now = match (pkt.read_dmalen, pmtu) {
@@ -411,8 +826,11 @@ impl PsnStream {
             self.first_psn = pkt.psn;
             self.first = EXT_BASE;
             self.expected = EXT_BASE;
+            self.prev = EXT_BASE;
+            self.prev_time_ns = pkt.time_ns;
         }
         let p = self.ext(pkt.psn);
+        self.conformance_on_request(p, pkt);
         if p >= self.expected {
             // d >= 0: passes the highest PSN seen, so any run ends here.
             self.in_run = false;
@@ -430,7 +848,7 @@ impl PsnStream {
                         missing: u32::try_from(d).unwrap_or(u32::MAX),
                     },
                 });
-                self.holes.push(self.expected, p);
+                self.gap(self.expected, p, pkt, out);
             }
             self.count_new(pkt, n_now, out);
             match (n_now, pkt.read_dmalen) {
@@ -442,6 +860,7 @@ impl PsnStream {
                         psn: pkt.psn,
                         p,
                         dmalen,
+                        time_ns: pkt.time_ns,
                         forward: true,
                         fill: Fill::Nothing,
                     });
@@ -452,33 +871,56 @@ impl PsnStream {
             self.closed_unrecovered += self.holes.drop_before(horizon);
         } else {
             // d < 0
-            let first_filled = self.holes.remove(p);
-            let mut filled = u32::from(first_filled);
+            let mut filled = Filled::default();
+            let first_filled = self.holes.take_range(p, p + 1, |h| filled.add(h)) == 1;
             if first_filled {
                 if let (Some(_), Some(n)) = (pkt.read_dmalen, n_now) {
                     // a READ filling a missing PSN fills its whole consumed range
-                    let more = self.holes.remove_range(p + 1, p + u64::from(n));
-                    filled = filled.saturating_add(u32::try_from(more).unwrap_or(u32::MAX));
+                    self.holes
+                        .take_range(p + 1, p + u64::from(n), |h| filled.add(h));
                 }
+                self.named.retain(|&q| q != p);
                 self.count_new(pkt, n_now, out);
             }
             let at_or_below_prev = p <= self.prev;
-            let nak_run = at_or_below_prev && self.nak.is_some_and(|n| p >= n);
+            let nak_run = at_or_below_prev && self.nak_min.is_some_and(|n| p >= n);
+            let silence = at_or_below_prev
+                && pkt
+                    .rto_min_ns
+                    .is_some_and(|rto| pkt.time_ns.saturating_sub(self.prev_time_ns) >= rto);
             let (kind, fill) = if nak_run {
                 // (a): answers every unanswered NAK
-                self.nak = None;
+                self.nak_min = None;
+                let times = std::mem::take(&mut self.nak_times);
+                for t in &times {
+                    let wait = pkt.time_ns.saturating_sub(*t);
+                    self.timings_mut().nak_response.sample(wait);
+                }
+                self.nak_times = times;
+                self.nak_times.clear();
                 self.in_run = true;
                 (Some(Kind::Retransmission), Fill::Run)
+            } else if silence {
+                // (c): a go-back by timeout after a silence of at least --rto-min
+                let prev_time = self.prev_time_ns;
+                self.start_timeout_run(pkt.frame, pkt.time_ns, pkt.psn, prev_time, out);
+                (Some(Kind::Retransmission), Fill::Run)
             } else if at_or_below_prev {
+                // (b) waits for the next packet
                 self.held = Some(Held {
                     frame: pkt.frame,
                     time_ns: pkt.time_ns,
+                    prev_time_ns: self.prev_time_ns,
                     psn: pkt.psn,
                     p,
                     consumed: n_now,
                     filled,
                     in_run: self.in_run,
                 });
+                if filled.total() == 0 && self.repeats.len() < REPEATS_MAX {
+                    // whatever it turns out to be, it is a resend of a seen PSN
+                    self.repeats.push(p);
+                }
                 (None, Fill::Held)
             } else if self.in_run {
                 (Some(Kind::Retransmission), Fill::Run)
@@ -488,25 +930,33 @@ impl PsnStream {
                 (Some(Kind::Duplicate), Fill::Nothing)
             };
             if let Some(kind) = kind {
-                self.count_class(kind, filled);
-                out.findings
-                    .push(class_finding(kind, pkt.frame, pkt.time_ns, pkt.psn, filled));
+                self.count_class(kind, p, &filled, pkt.time_ns);
+                out.findings.push(class_finding(
+                    kind,
+                    pkt.frame,
+                    pkt.time_ns,
+                    pkt.psn,
+                    filled.total(),
+                ));
             }
             if let (Some(dmalen), None) = (pkt.read_dmalen, n_now) {
                 self.pending = Some(PendingRead {
                     psn: pkt.psn,
                     p,
                     dmalen,
+                    time_ns: pkt.time_ns,
                     forward: false,
                     fill: if first_filled { fill } else { Fill::Nothing },
                 });
             }
         }
         self.prev = p;
+        self.prev_time_ns = pkt.time_ns;
     }
 
     /// End of the capture: settle what is open (rules 1/4, the held decision with no next
-    /// packet) and count the PSNs still missing as unrecovered (and lost).
+    /// packet, a go-back verdict still waiting) and count the PSNs still missing as unrecovered
+    /// (and lost).
     pub fn finish(&mut self, pmtu: Option<u32>) -> StepOut {
         let mut out = StepOut::default();
         if self.finished {
@@ -515,15 +965,64 @@ impl PsnStream {
         if let Some(pr) = self.pending.take() {
             let n = read_count(pr.dmalen, pmtu.unwrap_or(DEFAULT_PMTU));
             self.apply_read(pr, n, &mut out);
+            self.apply_held_acks(&mut out);
         }
         if let Some(h) = self.held.take() {
             self.resolve_held(h, None, &mut out);
+        }
+        if let Some(w) = self.wrong_start.take() {
+            if self.ack_end <= w.nak {
+                out.findings.push(finding(
+                    Kind::GbnWrongStart,
+                    w.frame,
+                    w.time_ns,
+                    w.psn,
+                    Detail::Text(format!(
+                        "go-back after a NAK of PSN {} resent from PSN {}, and PSN {} was never \
+                         acknowledged (a resend lost before the capture point looks the same)",
+                        self.psn_of(w.nak),
+                        w.psn,
+                        self.psn_of(w.nak)
+                    )),
+                ));
+            }
         }
         let unrecovered = self.holes.total() + self.closed_unrecovered;
         self.counters.unrecovered = unrecovered;
         self.counters.lost += unrecovered;
         self.finished = true;
         out
+    }
+}
+
+/// PSN ranges settled as not captured by one acknowledgement, for its event (the first few).
+#[derive(Debug, Default)]
+struct Settled {
+    first: u64,
+    count: u64,
+    ranges: [(u64, u64); 4],
+    len: u8,
+    more: bool,
+}
+
+impl Settled {
+    fn add(&mut self, start: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        if self.count == 0 {
+            self.first = start;
+        }
+        self.count += n;
+        let len = usize::from(self.len);
+        if let Some(last) = self.ranges[..len].last_mut().filter(|l| l.0 + l.1 == start) {
+            last.1 += n;
+        } else if len < self.ranges.len() {
+            self.ranges[len] = (start, n);
+            self.len += 1;
+        } else {
+            self.more = true;
+        }
     }
 }
 
@@ -554,6 +1053,16 @@ mod test {
             psn: Psn::new_masked(psn),
             ends_message: true,
             read_dmalen: None,
+            rto_min_ns: Some(1_000_000),
+        }
+    }
+
+    fn ack(frame: u64, psn: u32, kind: AckKind) -> Ack {
+        Ack {
+            frame,
+            time_ns: frame,
+            psn: Psn::new_masked(psn),
+            kind,
         }
     }
 
@@ -595,12 +1104,103 @@ mod test {
     }
 
     #[test]
-    fn has_consumed_tracks_the_range() {
+    fn pairing_window_reaches_before_the_first_psn() {
         let mut s = PsnStream::new();
-        assert!(!s.has_consumed(Psn::new_masked(0)));
+        assert!(!s.pairs_with(Psn::new_masked(0)));
         s.on_request(&pkt(1, 0xFF_FFFF), None);
         s.on_request(&pkt(2, 0), None);
-        assert!(s.has_consumed(Psn::new_masked(0xFF_FFFF)) && s.has_consumed(Psn::new_masked(0)));
-        assert!(!s.has_consumed(Psn::new_masked(1)) && !s.has_consumed(Psn::new_masked(0xFF_FFFE)));
+        assert!(s.pairs_with(Psn::new_masked(0xFF_FFFF)) && s.pairs_with(Psn::new_masked(0)));
+        assert!(!s.pairs_with(Psn::new_masked(1)));
+        // up to 1024 PSNs before the first one pair it, not 1025
+        assert!(s.pairs_with(Psn::new_masked(0xFF_FFFF - 1024)));
+        assert!(!s.pairs_with(Psn::new_masked(0xFF_FFFF - 1025)));
+    }
+
+    #[test]
+    fn acknowledged_holes_are_not_captured_unless_a_nak_named_them() {
+        let mut s = PsnStream::new();
+        let mut out = StepOut::default();
+        s.on_request_into(&pkt(1, 10), None, &mut out);
+        s.on_request_into(&pkt(2, 14), None, &mut out); // 11 12 13 missing
+        s.on_ack_into(&ack(3, 11, AckKind::SeqNak), &mut out); // names 11
+        let mut out = StepOut::default();
+        s.on_ack_into(&ack(4, 14, AckKind::Ack), &mut out); // 11 12 13 acknowledged
+        let kinds: Vec<_> = out.findings.iter().map(|f| (f.frame, f.kind)).collect();
+        assert_eq!(kinds, [(4, Kind::NotCaptured)]);
+        let f = out.findings.iter().next().unwrap();
+        assert_eq!(f.psn, Some(Psn::new_masked(12)));
+        assert!(f.detail.to_string().starts_with("12-13 "), "{}", f.detail);
+        s.finish(None);
+        assert_eq!(
+            (
+                s.counters.not_captured,
+                s.counters.lost,
+                s.counters.unrecovered
+            ),
+            (2, 1, 0)
+        );
+        let t = s.timings().unwrap();
+        // 11: revealed at frame 2, acknowledged at 4
+        assert_eq!(t.recovery.summary().max, 2);
+        assert_eq!(t.nak_generation.summary().max, 1);
+    }
+
+    #[test]
+    fn an_acknowledgement_before_the_gap_settles_it_at_once() {
+        let mut s = PsnStream::new();
+        let mut out = StepOut::default();
+        s.on_request_into(&pkt(1, 10), None, &mut out);
+        // the ACK of 12 arrives before request 13 shows 11 and 12 missing
+        s.on_ack_into(&ack(2, 12, AckKind::Ack), &mut out);
+        assert_eq!(s.counters.not_captured, 0);
+        let mut out = StepOut::default();
+        s.on_request_into(&pkt(3, 13), None, &mut out);
+        let kinds: Vec<_> = out.findings.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, [Kind::PsnGap, Kind::NotCaptured]);
+        s.finish(None);
+        assert_eq!((s.counters.not_captured, s.counters.lost), (2, 0));
+    }
+
+    #[test]
+    fn a_late_resend_after_a_silence_is_a_timeout_run() {
+        let mut s = PsnStream::new();
+        let t = |frame, psn, time| ReqPacket {
+            time_ns: time,
+            ..pkt(frame, psn)
+        };
+        s.on_request(&t(1, 10, 0), None);
+        s.on_request(&t(2, 12, 10), None); // 11 missing
+        // 11 resent 2 ms later: rule (c), no need to wait for the next packet
+        let out = s.on_request(&t(3, 11, 2_000_010), None);
+        let kinds: Vec<_> = out.findings.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, [Kind::ImpliedTimeout, Kind::Retransmission]);
+        s.finish(None);
+        assert_eq!((s.counters.lost, s.counters.implied_timeouts), (1, 1));
+        let tm = s.timings().unwrap();
+        assert_eq!(tm.timeout_wait.summary().max, 2_000_000);
+        assert_eq!(tm.recovery.summary().max, 2_000_000);
+    }
+
+    #[test]
+    fn go_back_from_the_wrong_psn() {
+        let mut s = PsnStream::new();
+        let mut out = StepOut::default();
+        for (f, p) in [(1, 10), (2, 11), (3, 13)] {
+            s.on_request_into(&pkt(f, p), None, &mut out);
+        }
+        s.on_ack_into(&ack(4, 12, AckKind::SeqNak), &mut out);
+        // resends from 13, not 12; then the NAK of 12 comes again
+        s.on_request_into(&pkt(5, 13), None, &mut out);
+        let mut out = StepOut::default();
+        s.on_ack_into(&ack(6, 12, AckKind::SeqNak), &mut out);
+        let got: Vec<_> = out
+            .findings
+            .iter()
+            .map(|f| (f.frame, f.kind, f.psn))
+            .collect();
+        assert_eq!(got, [(5, Kind::GbnWrongStart, Some(Psn::new_masked(13)))]);
+        // the second NAK came with no resend of 12 between: the responder's finding
+        let peer: Vec<_> = out.peer_findings.iter().map(|f| f.kind).collect();
+        assert_eq!(peer, [Kind::RepeatedNak]);
     }
 }

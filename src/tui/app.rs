@@ -1019,6 +1019,16 @@ pub fn mark(kind: Kind) -> &'static str {
         Kind::IcrcError => "icrc",
         Kind::Malformed => "malf",
         Kind::Truncated => "trunc",
+        Kind::NotCaptured => "nocap",
+        Kind::GbnWrongStart
+        | Kind::RepeatedNak
+        | Kind::AckRegression
+        | Kind::MsnRegression
+        | Kind::ReadWrongRestart
+        | Kind::ResponseAfterFatalNak => "conf",
+        Kind::DroppedBetween => "dropb",
+        Kind::CorruptedBetween => "corrb",
+        Kind::ReorderedBetween => "reordb",
         Kind::TcpBthGap => "gap",
         Kind::TcpBthOutOfOrder => "ooo",
         Kind::TcpBthRetransmission => "retx",

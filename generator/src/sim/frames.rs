@@ -154,9 +154,13 @@ impl Generator<'_> {
         match *c {
             Captured::Roce(p) => {
                 let frame = self.roce_frame(&p);
+                let garbage = self.sc.capture_icrc == CaptureIcrc::Garbage;
                 let policy = Policy {
                     icrc: if p.corrupt {
                         IcrcPolicy::Corrupt(0xDEAD_BEEF)
+                    } else if garbage {
+                        // what an offload sniffer's copy holds: never the wire's ICRC
+                        IcrcPolicy::Corrupt(0x5A5A_0000 | (p.psn.value() & 0xFFFF) | 1)
                     } else {
                         IcrcPolicy::Correct
                     },
@@ -181,8 +185,9 @@ impl Generator<'_> {
                     consumed: p.consumed,
                     dma_len: p.dma_len,
                     syndrome: p.syndrome,
+                    msn: p.msn,
                     ce: p.ce,
-                    corrupt: p.corrupt,
+                    icrc_bad: p.corrupt || garbage,
                     truncated: cut < len,
                     is_ud: conn.transport == TransportKind::Ud,
                     is_uc: conn.transport == TransportKind::Uc,

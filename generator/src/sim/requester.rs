@@ -54,6 +54,7 @@ impl Generator<'_> {
             npsn,
             npkts,
             va,
+            got: 0,
         });
         q.new_psn = q.new_psn.wrapping_add(npsn);
         true
@@ -70,7 +71,13 @@ impl Generator<'_> {
             Some(i) => {
                 let m = q.msgs[i];
                 q.cur = i;
-                if m.npkts == 1 {
+                if m.op == OpKind::Read && p != m.first {
+                    // a READ that got some responses is re-issued for the rest only
+                    self.trim_read(c, i, p);
+                    let q = &mut self.qps[usize::from(c)];
+                    q.cur_pkt = 0;
+                    q.next_psn = p;
+                } else if m.npkts == 1 {
                     q.cur_pkt = 0;
                     q.next_psn = m.first;
                 } else {
@@ -84,6 +91,77 @@ impl Generator<'_> {
                 q.next_psn = q.new_psn;
             }
         }
+    }
+
+    /// READ message `i` now starts at `p` (its responses before `p` arrived): the re-issued
+    /// request asks for the rest, at the address and length the rest has.
+    fn trim_read(&mut self, c: u16, i: usize, p: Psn) {
+        let pmtu = self.sc.connections[usize::from(c)].pmtu;
+        let m = &mut self.qps[usize::from(c)].msgs[i];
+        let k = u32::try_from(p.distance(m.first))
+            .unwrap_or(0)
+            .min(m.npsn - 1);
+        m.first = m.first.wrapping_add(k);
+        m.npsn -= k;
+        m.va = m.va.wrapping_add(u64::from(k) * u64::from(pmtu));
+        m.len = m.len.saturating_sub(k.saturating_mul(pmtu));
+        m.got = 0;
+    }
+
+    /// A READ response at `p`: in order it counts (and acknowledges what came before it); past
+    /// a missing one the requester re-issues the READ from the first missing PSN (or, with the
+    /// read_wrong_restart knob, from the READ's first PSN). True when it acknowledges.
+    fn read_response(&mut self, c: u16, p: Psn) -> bool {
+        let q = &mut self.qps[usize::from(c)];
+        let Some(i) = q.msgs.iter().position(|m| {
+            m.op == OpKind::Read
+                && p.distance(m.first) >= 0
+                && p.distance(m.first.wrapping_add(m.npsn)) < 0
+        }) else {
+            return true; // an older READ's replayed response: acknowledges as ever
+        };
+        let m = q.msgs[i];
+        let want = m.first.wrapping_add(m.got);
+        let d = p.distance(want);
+        if d == 0 {
+            q.msgs[i].got += 1;
+            return true;
+        }
+        if d < 0 {
+            return false; // a response already had
+        }
+        // a response went missing: re-issue the READ
+        let wrong = self
+            .knob(
+                |k| k == FaultKind::ReadWrongRestart,
+                Direction::Request,
+                usize::from(c),
+                m.first,
+                false,
+            )
+            .is_some();
+        let from = if wrong { m.first } else { want };
+        if p.distance(self.qps[usize::from(c)].una) > 0 {
+            let before = want.wrapping_sub(1);
+            self.acked(c, before);
+        }
+        let q = &mut self.qps[usize::from(c)];
+        if let Some(j) = q
+            .msgs
+            .iter()
+            .position(|x| x.first == m.first && x.op == OpKind::Read)
+        {
+            q.msgs[j].got = 0;
+            q.cur = j;
+            q.cur_pkt = 0;
+            if from != m.first {
+                self.trim_read(c, j, from);
+            }
+            let q = &mut self.qps[usize::from(c)];
+            q.next_psn = from;
+        }
+        self.kick(c);
+        false
     }
 
     /// Everything up to and including `p` is acknowledged.
@@ -239,6 +317,7 @@ impl Generator<'_> {
             ce: false,
             corrupt: false,
             snap: 0,
+            retx,
         };
         let len = self.frame_len(&pkt);
         let ser = self.ser_link(len);
@@ -278,7 +357,7 @@ impl Generator<'_> {
         match p.opcode {
             Opcode::RC_ACKNOWLEDGE => match p.syndrome.kind() {
                 AethKind::Ack { .. } => self.acked(c, p.psn),
-                AethKind::Nak(_) => {
+                AethKind::Nak(NakCode::PSN_SEQUENCE_ERROR) => {
                     let q = &self.qps[ci];
                     if p.psn.distance(q.una) < 0 || p.psn.distance(q.high_sent) >= 0 {
                         return;
@@ -291,8 +370,35 @@ impl Generator<'_> {
                         q.failed = true;
                         return;
                     }
-                    self.go_back(c, p.psn);
+                    // the wrong_resend knob goes back past the PSN the NAK named
+                    let to = match self.knob(
+                        |k| matches!(k, FaultKind::WrongResend { .. }),
+                        Direction::Request,
+                        ci,
+                        p.psn,
+                        false,
+                    ) {
+                        Some(FaultKind::WrongResend { offset }) => p.psn.wrapping_add(offset),
+                        _ => p.psn,
+                    };
+                    self.go_back(c, to);
                     self.kick(c);
+                }
+                AethKind::Nak(_) => {
+                    // fatal (invalid request, remote access, remote operation): the QP moves
+                    // to the error state, unless the ignore_fatal_nak knob keeps it going
+                    let ignore = self
+                        .knob(
+                            |k| k == FaultKind::IgnoreFatalNak,
+                            Direction::Request,
+                            ci,
+                            p.psn,
+                            false,
+                        )
+                        .is_some();
+                    if !ignore {
+                        self.qps[ci].failed = true;
+                    }
                 }
                 AethKind::RnrNak { timer_code } => {
                     let q = &self.qps[ci];
@@ -309,6 +415,14 @@ impl Generator<'_> {
                 }
                 AethKind::Reserved => {}
             },
+            Opcode::RC_RDMA_READ_RESPONSE_FIRST
+            | Opcode::RC_RDMA_READ_RESPONSE_MIDDLE
+            | Opcode::RC_RDMA_READ_RESPONSE_LAST
+            | Opcode::RC_RDMA_READ_RESPONSE_ONLY => {
+                if self.read_response(c, p.psn) {
+                    self.acked(c, p.psn);
+                }
+            }
             _ => self.acked(c, p.psn),
         }
     }

@@ -21,6 +21,9 @@ impl Generator<'_> {
             return; // the NIC discards it
         }
         let ci = usize::from(p.conn);
+        if self.qps[ci].resp_error {
+            return; // the QP is in the error state after a fatal NAK
+        }
         let conn = &self.sc.connections[ci];
         if p.ce {
             let q = &mut self.qps[ci];
@@ -38,8 +41,20 @@ impl Generator<'_> {
         let Some(info) = p.opcode.info() else { return };
         let d = p.psn.distance(self.qps[ci].epsn);
         if d > 0 {
+            let epsn = self.qps[ci].epsn;
+            // one NAK per sequence error; the double_nak knob sends it again
+            let again = self.qps[ci].nak_sent
+                && self
+                    .knob(
+                        |k| k == FaultKind::DoubleNak,
+                        Direction::Request,
+                        ci,
+                        epsn,
+                        false,
+                    )
+                    .is_some();
             let q = &mut self.qps[ci];
-            if !q.nak_sent {
+            if !q.nak_sent || again {
                 q.nak_sent = true;
                 q.resp_q.push_back(Resp::Ack {
                     psn: q.epsn,
@@ -55,11 +70,18 @@ impl Generator<'_> {
             let q = &mut self.qps[ci];
             match info.operation {
                 Operation::ReadRequest => {
-                    if let Some(&(first, n, len)) = q.reads.iter().find(|r| r.0 == p.psn) {
+                    // replay the saved READ's responses from this PSN (§5.2: it may be in
+                    // the middle of an earlier READ)
+                    let saved =
+                        q.reads.iter().rev().find(|r| {
+                            u32::try_from(p.psn.distance(r.0)).is_ok_and(|off| off < r.1)
+                        });
+                    if let Some(&(first, n, len)) = saved {
+                        let seg = u32::try_from(p.psn.distance(first)).unwrap_or(0);
                         q.resp_q.push_back(Resp::Read {
                             first,
                             len,
-                            seg: 0,
+                            seg,
                             n,
                             msn: q.msn,
                         });
@@ -100,6 +122,26 @@ impl Generator<'_> {
                 }
             }
         }
+        if self
+            .knob(
+                |k| k == FaultKind::FatalNak,
+                Direction::Request,
+                ci,
+                p.psn,
+                p.retx,
+            )
+            .is_some()
+        {
+            let q = &mut self.qps[ci];
+            q.resp_error = true;
+            q.resp_q.push_back(Resp::Ack {
+                psn: p.psn,
+                syndrome: Syndrome::nak(NakCode::REMOTE_ACCESS_ERROR),
+                msn: q.msn,
+            });
+            self.kick_resp(p.conn);
+            return;
+        }
         let q = &mut self.qps[ci];
         q.nak_sent = false;
         match info.operation {
@@ -136,17 +178,53 @@ impl Generator<'_> {
                 q.since_ack += 1;
                 if p.ack_req || (conn.ack_every > 0 && q.since_ack >= conn.ack_every) {
                     q.since_ack = 0;
-                    q.resp_q.push_back(Resp::Ack {
-                        psn: p.psn,
-                        syndrome: Syndrome::ack(conn.credits),
-                        msn: q.msn,
-                    });
+                    self.ack(ci, p.psn);
                 } else {
                     return;
                 }
             }
         }
         self.kick_resp(p.conn);
+    }
+
+    /// An ACK of `psn` (and what the ACK knobs make of it).
+    fn ack(&mut self, ci: usize, psn: Psn) {
+        let credits = self.sc.connections[ci].credits;
+        let msn_back = self
+            .knob(
+                |k| k == FaultKind::MsnRegression,
+                Direction::Request,
+                ci,
+                psn,
+                false,
+            )
+            .is_some();
+        let regress = self.knob(
+            |k| matches!(k, FaultKind::AckRegression { .. }),
+            Direction::Request,
+            ci,
+            psn,
+            false,
+        );
+        let q = &mut self.qps[ci];
+        let msn = if msn_back {
+            q.last_ack_msn.wrapping_sub(1) & aeth::MSN_MAX
+        } else {
+            q.msn
+        };
+        q.last_ack_msn = msn;
+        q.resp_q.push_back(Resp::Ack {
+            psn,
+            syndrome: Syndrome::ack(credits),
+            msn,
+        });
+        if let Some(FaultKind::AckRegression { back }) = regress {
+            q.resp_q.push_back(Resp::Ack {
+                psn: psn.wrapping_sub(back),
+                syndrome: Syndrome::ack(credits),
+                msn,
+            });
+        }
     }
 
     pub(super) fn on_resp_tx(&mut self, c: u16) {
@@ -178,6 +256,7 @@ impl Generator<'_> {
             ce: false,
             corrupt: false,
             snap: 0,
+            retx: false,
         };
         let (pkt, done) = match front {
             Resp::Ack { psn, syndrome, msn } => (
@@ -248,9 +327,11 @@ impl Generator<'_> {
             self.sc.hosts[h].priority()
         };
         let at_switch = self.now + ser + self.sc.delay_ns;
-        let t = self.through_switch(conn.requester, prio, at_switch, ser);
-        let i = self.park(pkt);
-        self.push(t, Ev::AtRequester(i));
+        if !self.drops_response(&pkt) {
+            let t = self.through_switch(conn.requester, prio, at_switch, ser);
+            let i = self.park(pkt);
+            self.push(t, Ev::AtRequester(i));
+        }
         if self.qps[ci].resp_q.is_empty() {
             self.qps[ci].resp_pending = false;
         } else {

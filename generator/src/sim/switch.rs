@@ -31,8 +31,19 @@ impl Generator<'_> {
         let mut dup = false;
         let mut delay = 0;
         for fi in 0..self.sc.faults.len() {
-            let kind = self.sc.faults[fi].kind;
-            if kind == FaultKind::Rnr {
+            let f = self.sc.faults[fi];
+            let kind = f.kind;
+            // only what the network does to request packets acts here
+            let in_switch = match kind {
+                FaultKind::Drop => f.direction == Direction::Request,
+                FaultKind::Duplicate
+                | FaultKind::Reorder { .. }
+                | FaultKind::CorruptIcrc
+                | FaultKind::EcnCe
+                | FaultKind::Truncate { .. } => true,
+                _ => false,
+            };
+            if !in_switch {
                 continue;
             }
             if kind == FaultKind::EcnCe && self.sc.hosts[conn.requester].ecn == 0 {
@@ -48,7 +59,7 @@ impl Generator<'_> {
                 FaultKind::CorruptIcrc => out.corrupt = true,
                 FaultKind::EcnCe => out.ce = true,
                 FaultKind::Truncate { snaplen } => out.snap = snaplen,
-                FaultKind::Rnr => {}
+                _ => {}
             }
         }
         if self.sc.capture == CapturePoint::Sender {
@@ -76,6 +87,52 @@ impl Generator<'_> {
             let i = self.park(out);
             self.push(t, Ev::Arrive(i));
         }
+    }
+
+    /// The first fault or knob of `kind`'s variant (and `direction`) that selects this packet.
+    pub(super) fn knob(
+        &mut self,
+        kind: impl Fn(FaultKind) -> bool,
+        direction: Direction,
+        conn: usize,
+        psn: Psn,
+        retx: bool,
+    ) -> Option<FaultKind> {
+        for fi in 0..self.sc.faults.len() {
+            let f = self.sc.faults[fi];
+            if kind(f.kind) && f.direction == direction && self.select(fi, conn, psn, retx) {
+                return Some(f.kind);
+            }
+        }
+        None
+    }
+
+    /// A response packet dropped in the switch (a `drop` fault with `direction = "response"`).
+    pub(super) fn drops_response(&mut self, p: &Pkt) -> bool {
+        self.knob(
+            |k| k == FaultKind::Drop,
+            Direction::Response,
+            usize::from(p.conn),
+            p.psn,
+            false,
+        )
+        .is_some()
+    }
+
+    /// The capture point misses this packet (a `capture_drop` fault).
+    pub(super) fn capture_misses(&mut self, p: &Pkt) -> bool {
+        let direction = match p.dir {
+            Dir::Req => Direction::Request,
+            Dir::Resp => Direction::Response,
+        };
+        self.knob(
+            |k| k == FaultKind::CaptureDrop,
+            direction,
+            usize::from(p.conn),
+            p.psn,
+            p.retx,
+        )
+        .is_some()
     }
 
     pub(super) fn select(&mut self, fi: usize, conn: usize, psn: Psn, retx: bool) -> bool {
