@@ -174,9 +174,11 @@ impl Rng {
 
 /// One scenario with randomly placed faults: RC (sometimes UC) WRITE/SEND/READ
 /// traffic on one or two QPs, IPv4 or IPv6, sometimes VLAN-tagged, PSNs that
-/// sometimes start just below the 2^24 wrap, and one to three faults (drop,
-/// duplicate, reorder, corrupt ICRC, ECN CE) placed by PSN, every-Nth or
-/// probability, captured at the sender or the receiver side.
+/// sometimes start just below the 2^24 wrap, one to three faults (drop,
+/// duplicate, reorder, corrupt ICRC, ECN CE, capture drop; drops of requests or
+/// responses) placed by PSN, every-Nth or probability, captured at the sender or
+/// the receiver side; half of them with a NIC misbehaviour knob, and some
+/// captured by a sniffer that writes a wrong ICRC in every frame.
 fn random_scenario(rng: &mut Rng, i: u64) -> String {
     let point = if i % 2 == 0 { "receiver" } else { "sender" };
     let v6 = i % 3 == 0;
@@ -235,24 +237,53 @@ fn random_scenario(rng: &mut Rng, i: u64) -> String {
             "reorder",
             "corrupt_icrc",
             "ecn_ce",
+            "capture_drop",
+            "capture_drop",
         ]);
         let place = match rng.below(3) {
             0 if kind != "ecn_ce" => format!("psn = {}", rng.below(100_000)),
             1 if kind != "ecn_ce" => format!("every = {}", 5 + rng.below(40)),
             _ => format!("probability = 0.0{}", 1 + rng.below(5)),
         };
-        let extra = if kind == "reorder" {
-            "delay_ns = 600\n"
-        } else {
-            ""
+        let extra = match kind {
+            "reorder" => "delay_ns = 600\n",
+            // a drop or a capture drop of responses (ACKs, NAKs, READ responses) now and then
+            "drop" | "capture_drop" if rng.below(3) == 0 => "direction = \"response\"\n",
+            _ => "",
         };
         text += &format!("[[fault]]\nkind = \"{kind}\"\nconnection = \"{conn}\"\n{place}\n{extra}");
+    }
+    // and a misbehaving NIC now and then (§6.7's conformance findings have these causes)
+    if rng.below(2) == 0 {
+        let conn = format!("c{}", rng.below(qps));
+        let knob = match rng.below(7) {
+            0 => format!("wrong_resend\"\noffset = {}", 1 + rng.below(3)),
+            1 => "double_nak\"".to_owned(),
+            2 => format!("ack_regression\"\nback = {}", 1 + rng.below(4)),
+            3 => "msn_regression\"".to_owned(),
+            4 => "read_wrong_restart\"".to_owned(),
+            5 => "fatal_nak\"".to_owned(),
+            _ => "ignore_fatal_nak\"".to_owned(),
+        };
+        let place = match rng.below(3) {
+            0 => format!("count = {}\n", 1 + rng.below(3)),
+            1 => format!("probability = 0.0{}\n", 1 + rng.below(9)),
+            _ => format!("every = {}\n", 3 + rng.below(20)),
+        };
+        text += &format!("[[fault]]\nkind = \"{knob}\nconnection = \"{conn}\"\n{place}");
+        if knob.starts_with("fatal_nak") && rng.below(2) == 0 {
+            text += &format!("[[fault]]\nkind = \"ignore_fatal_nak\"\nconnection = \"{conn}\"\n");
+        }
+    }
+    // an offload sniffer's capture, once in a while (§6.5)
+    if rng.below(6) == 0 {
+        text = text.replacen("[capture]\n", "[capture]\nicrc = \"garbage\"\n", 1);
     }
     text
 }
 
 /// interfaces.md §6 against the generator's truth on scenarios nobody wrote by
-/// hand: 36 of them, each with its own seed.
+/// hand: [`RANDOM_SCENARIOS`] of them, each with its own seed.
 #[test]
 fn random_fault_placement_matches_truth() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
@@ -264,12 +295,15 @@ fn random_fault_placement_matches_truth() {
         "duplicates",
         "retransmissions",
         "out_of_order",
+        "implied_timeouts",
         "ecn_ce",
         "icrc_errors",
+        "not_captured",
     ];
-    let mut totals = [0u64; 7];
-    let mut flows = 0;
-    for i in 0..36 {
+    let mut totals = [0u64; 9];
+    let mut conformance = std::collections::BTreeMap::<String, u64>::new();
+    let (mut flows, mut unreliable, mut timed) = (0, 0, 0);
+    for i in 0..RANDOM_SCENARIOS {
         let text = random_scenario(&mut rng, i);
         let name = format!("random#{i}");
         let (got, truth) = run_text(&text, Path::new(&name), 1000 + i);
@@ -279,6 +313,17 @@ fn random_fault_placement_matches_truth() {
             for (k, t) in keys.iter().zip(totals.iter_mut()) {
                 *t += tf[*k].as_u64().unwrap_or(0);
             }
+            if let Some(c) = tf["conformance"].as_object() {
+                for (k, v) in c {
+                    *conformance.entry(k.clone()).or_default() += v.as_u64().unwrap();
+                }
+            }
+            if tf["recovery_ns"]["samples"].as_u64().unwrap_or(0) > 0 {
+                timed += 1;
+            }
+        }
+        if truth["capture"]["icrc_unreliable"] == true {
+            unreliable += 1;
         }
         check(&name, &got, &truth, &mut diffs);
         if diffs.len() > before {
@@ -291,12 +336,31 @@ fn random_fault_placement_matches_truth() {
         diffs.len(),
         diffs.join("\n")
     );
-    eprintln!("random scenarios: {flows} flows, {keys:?} = {totals:?}");
-    assert!(flows >= 72, "{flows} flows");
+    eprintln!(
+        "random scenarios: {flows} flows, {keys:?} = {totals:?}, conformance {conformance:?}, \
+         {unreliable} with unreliable ICRCs, {timed} flows with recovery samples"
+    );
+    assert!(flows >= 2 * RANDOM_SCENARIOS, "{flows} flows");
     for (k, t) in keys.iter().zip(totals) {
         assert!(t > 0, "no scenario produced any {k}");
     }
+    assert!(unreliable > 0 && timed > 0);
+    // the knobs' findings, each at least once
+    for k in [
+        "repeated_nak",
+        "ack_regression",
+        "msn_regression",
+        "response_after_fatal_nak",
+    ] {
+        assert!(
+            conformance.get(k).copied().unwrap_or(0) > 0,
+            "no {k}: {conformance:?}"
+        );
+    }
 }
+
+/// How many random scenarios [`random_fault_placement_matches_truth`] runs.
+const RANDOM_SCENARIOS: u64 = 120;
 
 /// tcp_bth_faults (tcp_bth.md §d.2's three failure modes of `roce_test.c`, plus a
 /// corrupted ICRC): the `tcp_bth` rows equal the truth's, and the events are

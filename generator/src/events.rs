@@ -104,6 +104,7 @@ impl<E: Copy, const LANES: usize> EventQueue<E, LANES> {
         self.heap.clear();
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty() && self.lanes.iter().all(VecDeque::is_empty)
     }

@@ -161,6 +161,9 @@ struct Msg {
     va: u64,
     /// A READ: its response PSNs received in order so far.
     got: u32,
+    /// A READ re-issued after a missing response: later responses of the first issue are
+    /// discarded until the re-issued one's first response arrives.
+    reissued: bool,
 }
 
 impl Msg {
@@ -266,7 +269,6 @@ pub struct Generator<'s> {
     /// The `tcp_bth` connections, merged into the capture by time.
     tcp: TcpModel,
     frames: u64,
-    stopped: bool,
     /// What consecutive frames share (ICRC of unchanged headers and payloads).
     emit_cache: EmitCache,
     /// `(len, ser_ns(len, link_bps))` of the last two lengths (`usize::MAX`: none).
@@ -397,7 +399,6 @@ impl<'s> Generator<'s> {
             truth: TruthEngine::new(flow_keys, sc.link_bps),
             tcp: TcpModel::new(sc, seed),
             frames: 0,
-            stopped: false,
             emit_cache: EmitCache::new(),
             ser_memo: [(usize::MAX, 0); 2],
         };
@@ -467,7 +468,6 @@ impl<'s> Generator<'s> {
                     .or_else(|| self.events.peek_time());
                 if roce_next.is_none_or(|r| tt < r) {
                     if tt > self.sc.stop_ns || self.frames >= self.sc.max_frames {
-                        self.stopped = true;
                         self.captured.clear();
                         self.events.clear();
                         return None;
@@ -478,7 +478,6 @@ impl<'s> Generator<'s> {
             }
             if let Some((t, c)) = self.captured.pop_front() {
                 if self.frames >= self.sc.max_frames {
-                    self.stopped = true;
                     self.captured.clear();
                     self.events.clear();
                     return None;
@@ -488,7 +487,6 @@ impl<'s> Generator<'s> {
             }
             let e = self.events.pop()?;
             if e.t > self.sc.stop_ns {
-                self.stopped = true;
                 self.events.clear();
                 return None;
             }
@@ -518,7 +516,7 @@ impl<'s> Generator<'s> {
     /// What §6 says the frames generated so far show (call after the last frame).
     #[must_use]
     pub fn truth(&self) -> Truth {
-        let mut t = self.truth.finish(!self.stopped && self.events.is_empty());
+        let mut t = self.truth.finish();
         t.tcp_bth = self.tcp.truth();
         t
     }

@@ -603,9 +603,8 @@ impl TruthEngine {
         }
     }
 
-    /// The truth once every frame was fed; `drained` says whether the
-    /// simulation ran to completion (every READ answered, nothing in flight).
-    pub(crate) fn finish(&self, drained: bool) -> Truth {
+    /// The truth once every frame was fed.
+    pub(crate) fn finish(&self) -> Truth {
         let mut e = self.clone();
         if let IcrcJudging::Open(bad) = e.icrc {
             e.icrc = if bad >= ICRC_JUDGED_AT_LEAST {
@@ -622,7 +621,7 @@ impl TruthEngine {
             }
         }
         let last = e.capture.last_time_ns.unwrap_or(0);
-        let flows = e.flow_truths(drained);
+        let flows = e.flow_truths();
         let mut pfc: Vec<(u64, PfcTruth)> = e
             .pfc
             .iter()
@@ -662,7 +661,7 @@ impl TruthEngine {
         f.has_request && f.req_transport != Some("UD") && !f.stream.uncertain
     }
 
-    fn flow_truths(&self, drained: bool) -> Vec<FlowTruth> {
+    fn flow_truths(&self) -> Vec<FlowTruth> {
         let mut rows: Vec<(u64, FlowTruth)> = Vec::new();
         for (i, f) in self.flows.iter().enumerate() {
             if f.frames == 0 {
@@ -700,7 +699,9 @@ impl TruthEngine {
                     )),
                 )
             };
-            let reads_known = sequenced && drained && f.req_transport == Some("RC");
+            // what the capture shows of each READ's responses, once the flows are paired
+            // (unpaired, §6.3 has no reverse flow to expect them in)
+            let reads_known = certain && f.req_transport == Some("RC") && f.peer.is_some();
             // timings: on RC request flows when certain; none elsewhere
             let rc_request = f.req_transport == Some("RC");
             let timing = |s: &Samples| {
@@ -759,8 +760,8 @@ impl TruthEngine {
                     read_responses: f.read_responses,
                     atomic_acks: f.atomic_acks,
                     naks: f.naks.clone(),
-                    read_response_gaps: if reads_known { Some(0) } else { None },
-                    unanswered_reads: if reads_known { Some(0) } else { None },
+                    read_response_gaps: reads_known.then_some(st.read_response_gaps),
+                    unanswered_reads: reads_known.then_some(st.unanswered_reads),
                     ecn_ce: f.ecn_ce,
                     cnps: f.cnps,
                     throttled_by_cnps: if f.throttled_unknown {

@@ -55,6 +55,7 @@ impl Generator<'_> {
             npkts,
             va,
             got: 0,
+            reissued: false,
         });
         q.new_psn = q.new_psn.wrapping_add(npsn);
         true
@@ -125,10 +126,11 @@ impl Generator<'_> {
         let d = p.distance(want);
         if d == 0 {
             q.msgs[i].got += 1;
+            q.msgs[i].reissued = false;
             return true;
         }
-        if d < 0 {
-            return false; // a response already had
+        if d < 0 || m.reissued {
+            return false; // a response already had, or one the re-issued READ asks for again
         }
         // a response went missing: re-issue the READ
         let wrong = self
@@ -152,6 +154,7 @@ impl Generator<'_> {
             .position(|x| x.first == m.first && x.op == OpKind::Read)
         {
             q.msgs[j].got = 0;
+            q.msgs[j].reissued = true;
             q.cur = j;
             q.cur_pkt = 0;
             if from != m.first {

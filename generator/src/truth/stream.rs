@@ -153,6 +153,9 @@ pub(super) struct Stream {
     repeats: Vec<u64>,
     pub fatal_nak_at: Option<u64>,
     fatal_reported: bool,
+    /// §6.3, at the end: READs that got some but not all of their responses, and none.
+    pub read_response_gaps: u64,
+    pub unanswered_reads: u64,
 }
 
 /// What the stream needs of one request packet.
@@ -515,6 +518,13 @@ impl Stream {
         if let Some(w) = self.wrong_start.take() {
             if self.ack_end <= w {
                 self.conformance.gbn_wrong_start += 1;
+            }
+        }
+        for t in &self.reads {
+            if t.any() {
+                self.read_response_gaps += 1;
+            } else {
+                self.unanswered_reads += 1;
             }
         }
     }
