@@ -62,7 +62,8 @@ pub struct Filter {
 }
 
 /// The replay-engine marks of one frame (interfaces.md §5 bare words `loss`,
-/// `ooo`, `dup`, `retrans`), from the events the replay reported at that frame.
+/// `ooo`, `dup`, `retrans`, `not_captured`, `conformance`), from the events the replay
+/// reported at that frame.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Marks(u8);
 
@@ -74,6 +75,10 @@ impl Marks {
     pub const DUP: Marks = Marks(4);
     /// Part of a go-back run (after a NAK or a timeout).
     pub const RETRANS: Marks = Marks(8);
+    /// An acknowledgement (or a gap) that showed PSNs delivered but never captured.
+    pub const NOT_CAPTURED: Marks = Marks(16);
+    /// A frame where a NIC broke an RC rule (interfaces.md §6.7).
+    pub const CONFORMANCE: Marks = Marks(32);
 
     /// The mark a replay event puts on its frame.
     #[must_use]
@@ -88,6 +93,8 @@ impl Marks {
             EventKind::Retransmission
             | EventKind::ImpliedTimeout
             | EventKind::TcpBthRetransmission => Marks::RETRANS,
+            EventKind::NotCaptured => Marks::NOT_CAPTURED,
+            k if k.is_conformance() => Marks::CONFORMANCE,
             _ => Marks(0),
         }
     }

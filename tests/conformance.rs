@@ -367,3 +367,39 @@ fn help_lists_every_kind() {
         assert!(help.contains(group), "group {group} missing");
     }
 }
+
+/// The frames `dissect -Y <mark>` shows.
+fn marked(path: &Path, filter: &str) -> Vec<u64> {
+    let out = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["dissect", "-f", "jsonl", "-Y", filter])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["frame"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect()
+}
+
+/// §5's `not_captured` and `conformance` marks select the frames of those events.
+#[test]
+fn not_captured_and_conformance_marks() {
+    let drops = demo("capture_drop");
+    let v = report(&drops);
+    let mut want: Vec<u64> = events(&v, "not_captured").iter().map(|e| e.0).collect();
+    want.dedup();
+    assert!(!want.is_empty());
+    assert_eq!(marked(&drops, "not_captured"), want);
+    assert_eq!(marked(&drops, "conformance"), Vec::<u64>::new());
+    let nak = demo("nic_double_nak");
+    let v = report(&nak);
+    let want: Vec<u64> = events(&v, "repeated_nak").iter().map(|e| e.0).collect();
+    assert_eq!(want.len(), 1);
+    assert_eq!(marked(&nak, "conformance"), want);
+    assert_eq!(marked(&nak, "conformance && !not_captured"), want);
+}

@@ -234,6 +234,27 @@ fn snapshot_psn_chart() {
     assert_snapshot!("psn_chart_gbn", screen(&app));
 }
 
+/// The PSNs a capture point missed (acknowledged by the responder) are their own series,
+/// apart from the gaps and go-backs of network loss.
+#[test]
+fn snapshot_psn_chart_capture_drops() {
+    let mut app = open("capture_drop.pcap");
+    let flows = &app.replay_data().unwrap().replay.flows;
+    let f = flows
+        .iter()
+        .position(|f| f.psn.counters.not_captured > 0)
+        .expect("a flow with capture drops");
+    assert_eq!(flows[f].psn.counters.lost, 0);
+    app.apply(Action::Show(View::Psn));
+    for _ in 0..f {
+        app.apply(Action::Down);
+    }
+    let text = screen(&app);
+    assert!(text.contains("not captured (ACKed)"), "{text}");
+    assert!(text.contains("not captured 14"), "{text}");
+    assert_snapshot!("psn_chart_capture_drops", text);
+}
+
 #[test]
 fn snapshot_pfc_timeline() {
     let mut app = open("pfc_storm.pcap");

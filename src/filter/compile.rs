@@ -149,16 +149,20 @@ impl Compiler<'_> {
                     Test::Cmp(Op::Eq, Lit::Str(kind.into())),
                 )?
             }
-            "loss" | "ooo" | "dup" | "retrans" if self.allow_marks => {
+            "loss" | "ooo" | "dup" | "retrans" | "not_captured" | "conformance"
+                if self.allow_marks =>
+            {
                 let mark = match name {
                     "loss" => Marks::LOSS,
                     "ooo" => Marks::OOO,
                     "dup" => Marks::DUP,
+                    "not_captured" => Marks::NOT_CAPTURED,
+                    "conformance" => Marks::CONFORMANCE,
                     _ => Marks::RETRANS,
                 };
                 self.atom(name, Src::Flag(Flag::Mark(mark)), Test::Exists)?
             }
-            "loss" | "ooo" | "dup" | "retrans" => {
+            "loss" | "ooo" | "dup" | "retrans" | "not_captured" | "conformance" => {
                 return Err(self.err(
                     name,
                     format!(
@@ -188,6 +192,8 @@ impl Compiler<'_> {
                 | "ooo"
                 | "dup"
                 | "retrans"
+                | "not_captured"
+                | "conformance"
         ) {
             return Err(self.err(
                 name,

@@ -231,6 +231,13 @@ pub enum Detail {
         ns: u64,
         threshold_ns: u64,
     },
+    /// PSNs the responder acknowledged that the capture never showed: the first few ranges
+    /// `(first, n)` (`more` when there were others), `count` in all.
+    NotCaptured {
+        count: u64,
+        ranges: Box<[(Psn, u32)]>,
+        more: bool,
+    },
     /// Free text (dissector complaints, ICRC values).
     Text(String),
 }
@@ -306,6 +313,30 @@ impl fmt::Display for Detail {
                 )?;
                 let (paused, threshold) = (Duration(*ns), Duration(*threshold_ns));
                 write!(f, "{paused} without a break (storm threshold {threshold})")
+            }
+            Detail::NotCaptured {
+                count,
+                ranges,
+                more,
+            } => {
+                for (i, &(first, n)) in ranges.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    if n == 1 {
+                        write!(f, "{first}")?;
+                    } else {
+                        write!(f, "{first}-{}", first.wrapping_add(n - 1))?;
+                    }
+                }
+                if *more {
+                    f.write_str(", …")?;
+                }
+                let s = if *count == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    " ({count} PSN{s} acknowledged by the responder, not captured)"
+                )
             }
             Detail::Text(s) => f.write_str(s),
         }

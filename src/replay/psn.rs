@@ -16,8 +16,6 @@
 //! decided here, where the request stream is known, and handed out as
 //! [`StepOut::peer_findings`] for the engine to put on the response flow.
 
-use std::fmt::Write as _;
-
 use rocescope_dissectors::Psn;
 
 use super::finding::{Detail, Finding, Findings, Kind};
@@ -540,33 +538,20 @@ impl PsnStream {
             return;
         }
         self.counters.not_captured += s.count;
-        let mut text = String::new();
-        for (i, &(start, n)) in s.ranges[..usize::from(s.len)].iter().enumerate() {
-            if i > 0 {
-                text.push_str(", ");
-            }
-            let first = self.psn_of(start);
-            if n == 1 {
-                let _ = write!(text, "{first}");
-            } else {
-                let _ = write!(text, "{first}-{}", self.psn_of(start + n - 1));
-            }
-        }
-        if s.more {
-            text.push_str(", …");
-        }
-        let _ = write!(
-            text,
-            " ({} PSN{} acknowledged by the responder, not captured)",
-            s.count,
-            if s.count == 1 { "" } else { "s" }
-        );
+        let ranges: Box<[(Psn, u32)]> = s.ranges[..usize::from(s.len)]
+            .iter()
+            .map(|&(start, n)| (self.psn_of(start), u32::try_from(n).unwrap_or(u32::MAX)))
+            .collect();
         out.findings.push(finding(
             Kind::NotCaptured,
             frame,
             time_ns,
             self.psn_of(s.first),
-            Detail::Text(text),
+            Detail::NotCaptured {
+                count: s.count,
+                ranges,
+                more: s.more,
+            },
         ));
     }
 

@@ -72,6 +72,8 @@ fn mark_color(mark: &str) -> Option<Color> {
         "nak" | "rnr" => Color::Magenta,
         "ce" | "cnp" => Color::Blue,
         "pause" | "resume" | "storm" => Color::Cyan,
+        "conf" => Color::LightRed,
+        "nocap" => Color::DarkGray,
         _ => return None,
     })
 }

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Row, Table};
 
 use super::app::App;
-use super::worker::{PsnClass, PsnPoint};
+use super::worker::{MissedRange, PsnClass, PsnPoint};
 use crate::units::Duration as Dur;
 
 /// Points drawn per class at most (the rest is sampled evenly).
@@ -34,6 +34,46 @@ pub fn unwrap_psns(points: &[PsnPoint]) -> Vec<i64> {
         };
         prev = Some((p.psn, v));
         out.push(v);
+    }
+    out
+}
+
+/// Chart points for the PSNs the capture missed: each range drawn where it was settled
+/// (x: the next captured request at or after that frame), its PSNs unwrapped against the
+/// nearest captured request's. At most `max` points.
+#[must_use]
+pub fn missed_points(
+    points: &[PsnPoint],
+    ys: &[i64],
+    missed: &[MissedRange],
+    max: usize,
+) -> Vec<(f64, f64)> {
+    let total: u64 = missed.iter().map(|m| u64::from(m.n)).sum();
+    let step = usize::try_from(total.div_ceil(max.max(1) as u64).max(1)).unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    let mut k = 0usize;
+    for m in missed {
+        if points.is_empty() {
+            break;
+        }
+        let at = points
+            .partition_point(|p| p.frame < m.frame)
+            .min(points.len() - 1);
+        let (near, near_y) = (points[at].psn, ys[at]);
+        for i in 0..m.n {
+            if k % step == 0 {
+                let psn = m.first.wrapping_add(i) & 0x00FF_FFFF;
+                let d = psn.wrapping_sub(near) & 0x00FF_FFFF;
+                let d = if d >= 1 << 23 {
+                    i64::from(d) - (1 << 24)
+                } else {
+                    i64::from(d)
+                };
+                #[allow(clippy::cast_precision_loss)]
+                out.push((at as f64, (near_y + d) as f64));
+            }
+            k += 1;
+        }
     }
     out
 }
@@ -78,10 +118,15 @@ pub fn render_psn(app: &App, frame: &mut Frame<'_>, area: Rect) {
                 Style::new().add_modifier(Modifier::BOLD),
             ),
             Span::raw(format!(
-                "   {} requests · gaps {} · lost {} · ooo {} · dup {} · retx {} · timeouts {}",
+                "   {} requests · gaps {} · lost {}{} · ooo {} · dup {} · retx {} · timeouts {}",
                 points.len(),
                 c.psn_gaps,
                 c.lost,
+                if c.not_captured > 0 {
+                    format!(" · not captured {}", c.not_captured)
+                } else {
+                    String::new()
+                },
                 c.out_of_order,
                 c.duplicates,
                 c.retransmissions,
@@ -125,8 +170,15 @@ pub fn render_psn(app: &App, frame: &mut Frame<'_>, area: Rect) {
             (cl, all.into_iter().step_by(step).collect())
         })
         .collect();
+    // PSNs the responder acknowledged that the capture missed: drawn apart from losses
+    let missed_list: &[MissedRange] = d.missed.get(app.flow_sel).map_or(&[], Vec::as_slice);
+    let missed = missed_points(points, &ys, missed_list, MAX_DRAWN);
     let (mut xmax, mut ymin, mut ymax) = (0f64, f64::MAX, f64::MIN);
-    for (_, s) in &series {
+    for s in series
+        .iter()
+        .map(|(_, s)| s)
+        .chain(std::iter::once(&missed))
+    {
         for &(x, y) in s {
             xmax = xmax.max(x);
             ymin = ymin.min(y);
@@ -142,7 +194,7 @@ pub fn render_psn(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if xmax <= 0.0 {
         xmax = 1.0;
     }
-    let datasets: Vec<Dataset<'_>> = series
+    let mut datasets: Vec<Dataset<'_>> = series
         .iter()
         .filter(|(_, s)| !s.is_empty())
         .map(|(cl, s)| {
@@ -155,6 +207,16 @@ pub fn render_psn(app: &App, frame: &mut Frame<'_>, area: Rect) {
                 .data(s)
         })
         .collect();
+    if !missed.is_empty() {
+        datasets.push(
+            Dataset::default()
+                .name("not captured (ACKed)")
+                .marker(Marker::Dot)
+                .graph_type(GraphType::Scatter)
+                .style(Style::new().fg(Color::Blue))
+                .data(&missed),
+        );
+    }
     let fmt = |v: f64| format!("{v:.0}");
     let chart = Chart::new(datasets)
         .block(Block::bordered().title(" PSN over time "))
@@ -292,4 +354,57 @@ pub fn render_pfc(app: &App, frame: &mut Frame<'_>, area: Rect) {
             .block(Block::bordered().title(" PFC per source and priority ")),
         bottom,
     );
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn point(frame: u64, psn: u32) -> PsnPoint {
+        PsnPoint {
+            frame,
+            time_ns: frame,
+            psn,
+            class: PsnClass::InOrder,
+        }
+    }
+
+    #[test]
+    fn missed_psns_sit_beside_the_captured_ones() {
+        // request PSNs 2^24-2, 2^24-1, (0 and 1 missed), 2, 3: across the wrap
+        let max = 0x00FF_FFFF;
+        let points = [point(1, max - 1), point(2, max), point(6, 2), point(7, 3)];
+        let ys = unwrap_psns(&points);
+        assert_eq!(
+            ys,
+            [
+                i64::from(max) - 1,
+                i64::from(max),
+                i64::from(max) + 3,
+                i64::from(max) + 4
+            ]
+        );
+        // PSNs 0 and 1 settled by an ACK at frame 5: drawn at the next request (x = 2),
+        // unwrapped past the wrap like it
+        let missed = [MissedRange {
+            frame: 5,
+            first: 0,
+            n: 2,
+        }];
+        let got = missed_points(&points, &ys, &missed, 100);
+        let y = |v: i64| v as f64;
+        assert_eq!(
+            got,
+            [(2.0, y(i64::from(max) + 1)), (2.0, y(i64::from(max) + 2))]
+        );
+        // sampled down to at most `max` points
+        let many = [MissedRange {
+            frame: 9,
+            first: 4,
+            n: 1000,
+        }];
+        let got = missed_points(&points, &ys, &many, 10);
+        assert_eq!(got.len(), 10);
+        assert_eq!(got[0], (3.0, y(i64::from(max) + 5)));
+    }
 }

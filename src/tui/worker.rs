@@ -51,6 +51,15 @@ pub enum PsnClass {
     Duplicate,
 }
 
+/// PSNs of a flow the responder acknowledged but the capture never showed (interfaces.md
+/// §6.2 capture loss): `n` PSNs from `first`, settled at `frame`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MissedRange {
+    pub frame: u64,
+    pub first: u32,
+    pub n: u32,
+}
+
 /// A PFC pause of one priority, `[start, end)` in ns since the epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PauseSpan {
@@ -68,6 +77,8 @@ pub struct ReplayData {
     pub psn: Vec<Vec<PsnPoint>>,
     /// PSN points dropped past [`MAX_PSN_POINTS`].
     pub psn_dropped: u64,
+    /// Per flow id: the PSNs missed by the capture only, for the PSN chart.
+    pub missed: Vec<Vec<MissedRange>>,
     pub pauses: Vec<PauseSpan>,
     /// The capture ended in this error (the frames before it were replayed).
     pub error: Option<String>,
@@ -290,10 +301,12 @@ fn replay(
     let mut psn = chart.psn;
     classify(&mut psn, &replay.events);
     let pauses = pauses(&replay.events);
+    let missed = missed(replay.flows.len(), &replay.events);
     Some(Ok(ReplayData {
         replay,
         psn,
         psn_dropped: chart.dropped,
+        missed,
         pauses,
         error: replayed.error.map(|e| e.to_string()),
     }))
@@ -320,6 +333,25 @@ fn classify(psn: &mut [Vec<PsnPoint>], events: &[Finding]) {
             }
         }
     }
+}
+
+/// The `not_captured` ranges per flow, from the findings.
+fn missed(flows: usize, events: &[Finding]) -> Vec<Vec<MissedRange>> {
+    let mut out: Vec<Vec<MissedRange>> = vec![Vec::new(); flows];
+    for ev in events {
+        let (Kind::NotCaptured, Detail::NotCaptured { ranges, .. }) = (ev.kind, &ev.detail) else {
+            continue;
+        };
+        let Some(v) = ev.flow.and_then(|f| out.get_mut(f as usize)) else {
+            continue;
+        };
+        v.extend(ranges.iter().map(|&(first, n)| MissedRange {
+            frame: ev.frame,
+            first: first.value(),
+            n,
+        }));
+    }
+    out
 }
 
 /// PFC pause spans per priority from the pause/resume findings.
