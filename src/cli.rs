@@ -80,7 +80,8 @@ Kinds:
                   tcp_bth_duplicate, tcp_bth_icrc_error, tcp_bth_offset_mismatch,
                   tcp_bth_contiguity, tcp_bth_msn_gap, tcp_bth_msn_regression,
                   tcp_bth_opcode_grammar, tcp_bth_seg_continuity, tcp_bth_length,
-                  tcp_bth_missing_first";
+                  tcp_bth_missing_first, tcp_bth_immediate, tcp_bth_read_pairing,
+                  tcp_bth_inconsistent_retransmit, tcp_bth_no_payload, tcp_bth_coalesced";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AnalyzeFormat {

@@ -401,3 +401,38 @@ fn tcp_bth_faults_events() {
         assert_eq!(kinds, want, "seed {seed}");
     }
 }
+
+/// tcp_bth.md §d.1 step 4 on generated traffic: segments the capture point misses
+/// (`capture_drop`, delivered to the server, which ACKs them) are `not_captured` holes,
+/// a dropped one that is never resent would stay `unrecovered`; a missed FIRST makes its
+/// message partial. Rows equal the truth's on every seed.
+#[test]
+fn tcp_bth_capture_drops_match_truth() {
+    let base = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("generator/scenarios/tcp_bth_clean.toml"),
+    )
+    .unwrap();
+    let text = format!(
+        "{base}\n[[fault]]\nkind = \"capture_drop\"\nconnection = \"rdma\"\nevery = 7\n\
+         [[fault]]\nkind = \"capture_drop\"\nconnection = \"rdma\"\npsn = 0\n"
+    );
+    let mut nocap = 0;
+    for seed in [1, 2, 3, 7, 42] {
+        let (got, truth) = run_text(&text, Path::new("tcp_bth_capture_drop"), seed);
+        let mut diffs = Vec::new();
+        compare("tcp_bth", &truth["tcp_bth"], &got["tcp_bth"], &mut diffs);
+        assert!(diffs.is_empty(), "seed {seed}: {diffs:?}");
+        let row = &got["tcp_bth"][0];
+        assert_eq!(row["unrecovered"], 0, "seed {seed}: {row}");
+        // the first data segment (a WRITE FIRST or ONLY) is never captured
+        assert!(row["partial_messages"].as_u64().unwrap() >= 1, "{row}");
+        nocap += row["not_captured"].as_u64().unwrap();
+        let events = got["events"].as_array().unwrap();
+        let n = events
+            .iter()
+            .filter(|e| e["kind"] == "not_captured")
+            .count();
+        assert_eq!(n as u64, row["not_captured"].as_u64().unwrap());
+    }
+    assert!(nocap >= 5, "{nocap}");
+}

@@ -63,8 +63,12 @@ pub struct TcpBthTruth {
     /// Copies of bytes already seen that are not retransmissions.
     pub duplicates: u64,
     pub icrc_errors: u64,
-    /// Byte ranges still missing at the end.
+    /// Holes still open at the end that the server never acknowledged.
     pub unrecovered: u64,
+    /// Holes the server acknowledged: delivered, missed by the capture (§d.1 step 4).
+    pub not_captured: u64,
+    /// Messages whose FIRST segment was never captured.
+    pub partial_messages: u64,
     /// Consistency-check findings (§d.2).
     pub anomalies: u64,
 }
@@ -75,6 +79,8 @@ enum Tag {
     Original,
     Retransmission,
     Duplicate,
+    /// Delivered to the server, missed by the capture point (`capture_drop`).
+    Missed,
 }
 
 /// One captured segment, small; the frame is built when it is emitted.
@@ -128,6 +134,8 @@ struct DirTruth {
     max_end: u64,
     row: Option<TcpBthTruth>,
     isn: u32,
+    /// The server's highest cumulative ACK (relative).
+    acked: u64,
 }
 
 impl DirTruth {
@@ -451,6 +459,10 @@ impl TcpModel {
                             corrupt: true,
                             ..seg
                         }),
+                        Some(FaultKind::CaptureDrop) => captured.push(Seg {
+                            tag: Tag::Missed,
+                            ..seg
+                        }),
                         _ => captured.push(seg),
                     }
                     seg_index += 1;
@@ -482,6 +494,7 @@ impl TcpModel {
             let mut unacked = 0;
             let mut last_ack_t = 0;
             let mut acks = Vec::new();
+            let mut max_cum = 0;
             let _ = start;
             for s in &captured {
                 let len = u64::from(s.data.map_or(0, |d| d.payload_len()));
@@ -515,6 +528,7 @@ impl TcpModel {
                             isn_c.wrapping_add(1).wrapping_add(r32),
                         ));
                     }
+                    max_cum = max_cum.max(cum);
                     let cum32 = u32::try_from(cum & 0xFFFF_FFFF).unwrap_or(0);
                     acks.push(Seg {
                         time: at,
@@ -533,11 +547,12 @@ impl TcpModel {
                     });
                 }
             }
-            segs.extend(captured);
+            segs.extend(captured.into_iter().filter(|s| s.tag != Tag::Missed));
             segs.extend(acks);
             dirs[ci] = DirTruth {
                 key: Some((a.ip.to_string(), b.ip.to_string(), c.udp_sport, c.tcp_port)),
                 isn: isn_c.wrapping_add(1),
+                acked: max_cum,
                 ..DirTruth::default()
             };
         }
@@ -730,6 +745,8 @@ impl TcpModel {
             duplicates: 0,
             icrc_errors: 0,
             unrecovered: 0,
+            not_captured: 0,
+            partial_messages: 0,
             anomalies: 0,
         });
         row.segments += 1;
@@ -764,27 +781,35 @@ impl TcpModel {
                 continue;
             };
             let mut row = row.clone();
-            // holes below the highest byte seen
+            // holes below the highest byte seen: the ones the server ACKed past were
+            // delivered and only missed by the capture
             let mut prev = 0;
-            let mut holes = 0;
             for (&s, &e) in &dir.seen {
                 if s > prev {
-                    holes += 1;
+                    if dir.acked >= s {
+                        row.not_captured += 1;
+                    } else {
+                        row.unrecovered += 1;
+                    }
                 }
                 prev = e;
             }
-            row.unrecovered = holes;
-            row.messages = self.complete_messages(ci, dir);
+            let (complete, partial) = self.complete_messages(ci, dir);
+            row.messages = complete;
+            row.partial_messages = partial;
             out.push(row);
         }
         out
     }
 
-    fn complete_messages(&self, ci: usize, dir: &DirTruth) -> u64 {
+    /// Messages complete (all their bytes captured, their last segment seen) and partial
+    /// (their FIRST never captured).
+    fn complete_messages(&self, ci: usize, dir: &DirTruth) -> (u64, u64) {
         // a message is complete when all its segments' bytes were captured:
         // walk the captured data segments of this direction
         let mut done = 0;
         let mut by_msn: BTreeMap<u16, (u64, u32, bool)> = BTreeMap::new();
+        let mut with_first: std::collections::BTreeSet<u16> = std::collections::BTreeSet::new();
         for s in &self.segs[..self.next] {
             let Some(d) = s.data else { continue };
             if !s.from_client || usize::from(s.conn) != ci {
@@ -795,13 +820,17 @@ impl TcpModel {
             let start = (a0 + u64::from(d.prefix)).saturating_sub(u64::from(d.mbo));
             let e = by_msn.entry(d.msn).or_insert((start, d.mlen, false));
             e.2 |= !d.more;
+            if d.mbo == 0 {
+                with_first.insert(d.msn);
+            }
         }
+        let partial = by_msn.keys().filter(|m| !with_first.contains(m)).count() as u64;
         for (_, (data_start, mlen, last)) in by_msn {
             if last && dir.covered(data_start, data_start + u64::from(mlen)) {
                 done += 1;
             }
         }
-        done
+        (done, partial)
     }
 }
 

@@ -906,6 +906,7 @@ impl Engine {
             let mut out = Vec::new();
             self.pfc
                 .finish(self.capture.last_time_ns.unwrap_or(0), &mut out);
+            self.tcp_bth.finish(&mut out);
             self.events.append(&mut out);
         }
         self.events.sort_by_key(|e| e.frame);

@@ -56,10 +56,15 @@ pub enum Kind {
     TcpBthSegContinuity,
     TcpBthLength,
     TcpBthMissingFirst,
+    TcpBthImmediate,
+    TcpBthReadPairing,
+    TcpBthInconsistentRetransmit,
+    TcpBthNoPayload,
+    TcpBthCoalesced,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 44] = [
+    pub const ALL: [Kind; 49] = [
         Kind::PsnGap,
         Kind::OutOfOrder,
         Kind::Duplicate,
@@ -104,6 +109,11 @@ impl Kind {
         Kind::TcpBthSegContinuity,
         Kind::TcpBthLength,
         Kind::TcpBthMissingFirst,
+        Kind::TcpBthImmediate,
+        Kind::TcpBthReadPairing,
+        Kind::TcpBthInconsistentRetransmit,
+        Kind::TcpBthNoPayload,
+        Kind::TcpBthCoalesced,
     ];
 
     /// The JSON `kind` string.
@@ -155,6 +165,11 @@ impl Kind {
             Kind::TcpBthSegContinuity => "tcp_bth_seg_continuity",
             Kind::TcpBthLength => "tcp_bth_length",
             Kind::TcpBthMissingFirst => "tcp_bth_missing_first",
+            Kind::TcpBthImmediate => "tcp_bth_immediate",
+            Kind::TcpBthReadPairing => "tcp_bth_read_pairing",
+            Kind::TcpBthInconsistentRetransmit => "tcp_bth_inconsistent_retransmit",
+            Kind::TcpBthNoPayload => "tcp_bth_no_payload",
+            Kind::TcpBthCoalesced => "tcp_bth_coalesced",
         }
     }
 

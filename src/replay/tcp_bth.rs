@@ -35,16 +35,39 @@
 //!   MBO 0 (its FIRST not captured yet: lost, reordered, or the capture
 //!   started within the message).
 //!
+//! - `tcp_bth_immediate` (v1): IMM ≠ 0 on a LAST or ONLY opcode without
+//!   immediate data or an R_Key to invalidate (FIRST and MIDDLE repeat the
+//!   message's IMM), or IMM changing within a message;
+//! - `tcp_bth_read_pairing`: READ RESPONSE messages pair with the opposite
+//!   direction's READ REQUESTs in FIFO order (§c.4); a response whose MLEN is
+//!   not the request's RETH DMALen, or a response with no request left;
+//! - `tcp_bth_inconsistent_retransmit`: a copy of a segment already seen (same
+//!   byte range) whose option or payload bytes differ from the first copy's;
+//! - `tcp_bth_no_payload` (informational): a data-form option on a segment
+//!   that carries no payload (a pure ACK, SYN, RST or FIN);
+//! - `tcp_bth_coalesced` (informational): more payload than the peer's MSS, or
+//!   than MLEN − MBO: a capture before TSO or after LRO, where the option
+//!   describes the first wire segment only (its length check is skipped).
+//!
+//! At the end of the capture (§d.1 step 4): a hole the peer's cumulative ACK
+//! went past was delivered and only missed by the capture (`not_captured`, one
+//! event each); the other holes are `unrecovered`. A message whose FIRST was
+//! never captured is partial (`partial_messages`, one `tcp_bth_missing_first`
+//! verdict each, at its first captured segment).
+//!
 //! `anomalies` counts the sender-side checks (offset, length, grammar, MSN,
-//! contiguity); SEG continuity and missing FIRST follow from loss and
-//! reordering in the network and are left out of it.
+//! contiguity, immediate, READ pairing, inconsistent retransmit); SEG
+//! continuity and missing FIRST follow from loss and reordering in the network,
+//! and no-payload and coalesced segments from how the capture was made, and are
+//! left out of it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::net::IpAddr;
 
 use rocescope_dissectors::icrc::IcrcStatus;
 use rocescope_dissectors::stack::Dissected;
+use rocescope_dissectors::tcp::TcpOption;
 use rocescope_dissectors::tcp_bth::{Format, IcrcAlgorithm};
 
 use super::finding::{Detail, Finding, Kind};
@@ -63,9 +86,19 @@ pub struct TcpBthRow {
     pub retransmissions: u64,
     pub duplicates: u64,
     pub icrc_errors: u64,
+    /// Holes still open at the end that the peer never acknowledged.
     pub unrecovered: u64,
+    /// Holes the peer's cumulative ACK went past: delivered, missed by the capture.
+    pub not_captured: u64,
+    /// Messages whose FIRST segment was never captured.
+    pub partial_messages: u64,
     pub anomalies: u64,
 }
+
+/// Copies of segments remembered per direction for the inconsistent-retransmit check.
+const COPIES_MAX: usize = 4096;
+/// READ requests waiting for their responses, per direction.
+const READS_MAX: usize = 4096;
 
 /// A TCP direction: source, destination, source port, destination port.
 pub type Key = (IpAddr, IpAddr, u16, u16);
@@ -84,6 +117,11 @@ struct Msg {
     family: Family,
     /// SEG of the previous new segment of the message, in arrival order.
     seg: u8,
+    /// IMM of its first captured segment (v1).
+    imm: u32,
+    /// Its first captured segment.
+    frame: u64,
+    time_ns: u64,
 }
 
 #[derive(Debug, Default)]
@@ -100,9 +138,31 @@ struct Dir {
     /// Message start (relative sequence number) -> MSN.
     by_start: BTreeMap<u64, u16>,
     row: Option<TcpBthRow>,
+    /// MSS this direction's SYN announced (what the other direction may send).
+    mss: Option<u16>,
+    /// The other direction's highest cumulative ACK of this direction's bytes (relative),
+    /// with its frame and time.
+    peer_ack: Option<(u64, u64, u64)>,
+    /// First copies of segments: start -> (end, hash of option and payload).
+    copies: BTreeMap<u64, (u64, u32)>,
+    /// READ requests sent in this direction, not yet answered: (MSN, DMALen).
+    reads: VecDeque<(u16, u32)>,
 }
 
 impl Dir {
+    /// `seq` relative to the direction's base, unwrapped against the highest seen.
+    fn peek_rel(&self, seq: u32) -> Option<u64> {
+        let base = self.base?;
+        let (raw, rel) = if self.last_rel == 0 && self.last_raw == 0 {
+            (base, 0)
+        } else {
+            (self.last_raw, self.last_rel)
+        };
+        #[allow(clippy::cast_possible_wrap)]
+        let d = i64::from(seq.wrapping_sub(raw) as i32);
+        Some(rel.saturating_add_signed(d))
+    }
+
     fn rel(&mut self, seq: u32) -> u64 {
         let base = *self.base.get_or_insert(seq);
         if self.last_rel == 0 && self.last_raw == 0 {
@@ -116,6 +176,29 @@ impl Dir {
             self.last_rel = rel;
         }
         rel
+    }
+
+    /// The other direction acknowledged this direction's bytes up to `ack` (raw).
+    fn peer_acked(&mut self, ack: u32, frame: u64, time_ns: u64) {
+        let Some(rel) = self.peek_rel(ack) else {
+            return;
+        };
+        if self.peer_ack.is_none_or(|(a, _, _)| rel > a) {
+            self.peer_ack = Some((rel, frame, time_ns));
+        }
+    }
+
+    /// Holes below the highest byte seen, `[start, end)`.
+    fn holes(&self) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let mut prev = 0;
+        for (&s, &e) in &self.seen {
+            if s > prev {
+                out.push((prev, s));
+            }
+            prev = prev.max(e);
+        }
+        out
     }
 
     fn covered(&self, start: u64, end: u64) -> bool {
@@ -208,6 +291,22 @@ fn classify(opcode: u8) -> Option<(Family, Place)> {
     })
 }
 
+/// FNV-1a over the parts: enough to tell two copies of a segment apart.
+fn fnv1a(parts: &[&[u8]]) -> u32 {
+    let mut h: u32 = 0x811C_9DC5;
+    for p in parts {
+        for &b in *p {
+            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        }
+    }
+    h
+}
+
+/// Opcodes whose IMM field carries immediate data or an R_Key to invalidate (§c.4).
+const fn carries_imm(opcode: u8) -> bool {
+    matches!(opcode, 0x03 | 0x05 | 0x09 | 0x0B | 0x16 | 0x17)
+}
+
 /// Bytes of extended headers before a message's data, in its first segment (§c.4).
 const fn family_prefix(family: Family) -> u64 {
     match family {
@@ -234,6 +333,9 @@ const fn sender_side(kind: Kind) -> bool {
             | Kind::TcpBthMsnRegression
             | Kind::TcpBthOpcodeGrammar
             | Kind::TcpBthLength
+            | Kind::TcpBthImmediate
+            | Kind::TcpBthReadPairing
+            | Kind::TcpBthInconsistentRetransmit
     )
 }
 
@@ -252,6 +354,12 @@ pub struct Segment {
     pub mbo: u32,
     pub seg: u8,
     pub mlen: u32,
+    /// IMM (v1; 0 for `enf_bth`).
+    pub imm: u32,
+    /// A hash of the option and payload bytes, when the payload was captured whole.
+    pub content: Option<u32>,
+    /// A READ REQUEST's RETH DMALen (its payload prefix), when captured.
+    pub read_len: Option<u32>,
 }
 
 /// TCP-level class of a data segment (§d.1 step 4).
@@ -295,12 +403,22 @@ impl TcpBthTracker {
         let bth = d.tcp_bth();
         let key = (src, dst, tcp.src_port(), tcp.dst_port());
         let flags = tcp.flags();
+        // an ACK of this direction acknowledges the other direction's bytes
+        if flags.ack() {
+            let reverse = (dst, src, tcp.dst_port(), tcp.src_port());
+            if let Some(r) = self.dirs.get_mut(&reverse) {
+                r.peer_acked(tcp.ack_number(), frame, time_ns);
+            }
+        }
         if flags.syn() {
             let dir = self.dirs.entry(key).or_default();
             if dir.base.is_none() {
                 dir.base = Some(tcp.seq_number().wrapping_add(1));
             }
-            return bth.is_some();
+            dir.mss = tcp.options().find_map(|o| match o {
+                Ok(TcpOption::MaxSegmentSize(m)) => Some(m),
+                _ => None,
+            });
         }
         let Some(bth) = bth else {
             return false;
@@ -308,9 +426,34 @@ impl TcpBthTracker {
         let h = bth.header;
         let payload_len = d.tcp_payload_len() as u64;
         let format = h.format();
-        if payload_len == 0 || !matches!(format, Some(Format::V1 | Format::Enf)) {
+        if !matches!(format, Some(Format::V1 | Format::Enf)) {
             return true;
         }
+        if payload_len == 0 || flags.syn() {
+            // a data-form option with no data to describe
+            out.push(Finding {
+                frame,
+                time_ns,
+                kind: Kind::TcpBthNoPayload,
+                flow: None,
+                psn: None,
+                detail: Detail::Text(format!(
+                    "tcp_bth data option (MSN {}) on a segment without payload{}",
+                    h.msn(),
+                    if flags.syn() { " (SYN)" } else { "" }
+                )),
+            });
+            return true;
+        }
+        let v1 = format == Some(Format::V1);
+        let content = bth
+            .payload_complete
+            .then(|| fnv1a(&[h.into_inner(), bth.payload]));
+        let opcode = h.opcode().0;
+        let read_len = (opcode == 0x0C)
+            .then(|| bth.payload.get(12..16))
+            .flatten()
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
         let seg = Segment {
             seq: tcp.seq_number(),
             payload_len,
@@ -319,13 +462,16 @@ impl TcpBthTracker {
                 bth.icrc_status(IcrcAlgorithm::Crc32Ieee),
                 IcrcStatus::Invalid { .. }
             ),
-            v1: format == Some(Format::V1),
-            opcode: h.opcode().0,
+            v1,
+            opcode,
             more: h.more(),
             msn: h.msn(),
             mbo: h.mbo(),
             seg: h.seg(),
             mlen: h.mlen(),
+            imm: if v1 { h.imm() } else { 0 },
+            content,
+            read_len,
         };
         self.segment(key, &seg, frame, time_ns, out);
         true
@@ -341,6 +487,9 @@ impl TcpBthTracker {
         out: &mut Vec<Finding>,
     ) {
         let before = out.len();
+        let reverse = (key.1, key.0, key.3, key.2);
+        let mss = self.dirs.get(&reverse).and_then(|d| d.mss);
+        let mut new_response: Option<u32> = None;
         let mut emit = |kind: Kind, text: String| {
             out.push(Finding {
                 frame,
@@ -365,6 +514,8 @@ impl TcpBthTracker {
             duplicates: 0,
             icrc_errors: 0,
             unrecovered: 0,
+            not_captured: 0,
+            partial_messages: 0,
             anomalies: 0,
         });
         row.segments += 1;
@@ -445,6 +596,24 @@ impl TcpBthTracker {
         if s.icrc_bad {
             emit(Kind::TcpBthIcrcError, format!("ICRC mismatch, {range}"));
         }
+        // a copy of a segment seen before must carry the same option and payload (§c.3
+        // invariant 5); a different split of the bytes is a resegmentation, not checked
+        if let Some(h) = s.content {
+            match dir.copies.get(&a0) {
+                Some(&(end, first)) if end == a1 && first != h => emit(
+                    Kind::TcpBthInconsistentRetransmit,
+                    format!("copy differs from the first copy's option or payload, {range}"),
+                ),
+                Some(_) => {}
+                None if fresh => {
+                    if dir.copies.len() >= COPIES_MAX {
+                        dir.copies.pop_first();
+                    }
+                    dir.copies.insert(a0, (a1, h));
+                }
+                None => {}
+            }
+        }
         if let Some(t) = s.tsval {
             if newer || dir.max_tsval.is_none() {
                 dir.max_tsval = Some(t);
@@ -475,6 +644,8 @@ impl TcpBthTracker {
         let mlen = if s.v1 { s.mlen } else { u32::MAX };
         let end = mbo + data_len;
         let known = dir.msgs.get(&msn).cloned();
+        // more payload than the peer's MSS lets one wire segment carry
+        let coalesced = mss.is_some_and(|m| s.payload_len > u64::from(m));
         if !retransmitted {
             // opcode grammar: place against offset, MS against place
             match place {
@@ -510,12 +681,50 @@ impl TcpBthTracker {
                     );
                 }
             }
-            // length
+            // immediate data: only on the opcodes that carry it, the same in every segment
             if s.v1 {
+                // (FIRST and MIDDLE repeat the message's IMM; only its LAST or ONLY opcode
+                // says whether it has one)
+                if s.imm != 0 && !s.more && !carries_imm(s.opcode) {
+                    emit(
+                        Kind::TcpBthImmediate,
+                        format!(
+                            "IMM 0x{:08x} on opcode 0x{:02x}, which carries none, {range}",
+                            s.imm, s.opcode
+                        ),
+                    );
+                }
+                if let Some(m) = known.as_ref().filter(|m| m.imm != s.imm) {
+                    emit(
+                        Kind::TcpBthImmediate,
+                        format!(
+                            "IMM 0x{:08x} changes from 0x{:08x} within the message, {range}",
+                            s.imm, m.imm
+                        ),
+                    );
+                }
+            }
+            // length, unless the segment is several wire segments captured as one
+            if coalesced {
+                emit(
+                    Kind::TcpBthCoalesced,
+                    format!(
+                        "{} payload bytes{}: a capture before TSO or after LRO, the option \
+                         describes the first wire segment only, {range}",
+                        s.payload_len,
+                        mss.map_or(String::new(), |m| format!(" > MSS {m}"))
+                    ),
+                );
+            } else if s.v1 {
                 if end > u64::from(mlen) {
+                    let why = if mss.is_none() {
+                        " (or a coalesced capture: no MSS seen to tell)"
+                    } else {
+                        ""
+                    };
                     emit(
                         Kind::TcpBthLength,
-                        format!("MBO + data length {end} > MLEN {mlen}, {range}"),
+                        format!("MBO + data length {end} > MLEN {mlen}{why}, {range}"),
                     );
                 } else if !s.more && end != u64::from(mlen) {
                     emit(
@@ -575,7 +784,19 @@ impl TcpBthTracker {
                     last: false,
                     family,
                     seg: s.seg,
+                    imm: s.imm,
+                    frame,
+                    time_ns,
                 };
+                if family == Family::ReadRequest && !retransmitted {
+                    if dir.reads.len() >= READS_MAX {
+                        dir.reads.pop_front();
+                    }
+                    dir.reads.push_back((msn, s.read_len.unwrap_or(u32::MAX)));
+                }
+                if family == Family::ReadResponse && !retransmitted {
+                    new_response = Some(mlen);
+                }
                 let before = dir.by_start.range(..start).next_back().map(|(_, &n)| n);
                 let after = dir.by_start.range(start + 1..).next().map(|(_, &n)| n);
                 for (lo, hi) in [before.map(|n| (n, msn)), after.map(|n| (msn, n))]
@@ -621,9 +842,92 @@ impl TcpBthTracker {
                 m.seg = s.seg;
             }
         }
+        // READ pairing (§c.4): responses answer the other direction's requests in order
+        if let Some(mlen) = new_response {
+            let request = self
+                .dirs
+                .get_mut(&reverse)
+                .and_then(|r| r.reads.pop_front());
+            let text = match request {
+                None => Some(format!(
+                    "READ RESPONSE MSN {msn} with no READ REQUEST left to answer"
+                )),
+                Some((req, len)) if s.v1 && len != u32::MAX && len != mlen => Some(format!(
+                    "READ RESPONSE MSN {msn} of {mlen} bytes answers READ REQUEST MSN {req} \
+                     of DMALen {len}"
+                )),
+                Some(_) => None,
+            };
+            if let Some(text) = text {
+                out.push(Finding {
+                    frame,
+                    time_ns,
+                    kind: Kind::TcpBthReadPairing,
+                    flow: None,
+                    psn: None,
+                    detail: Detail::Text(text),
+                });
+            }
+        }
         let anomalies = out[before..].iter().filter(|f| sender_side(f.kind)).count();
-        if let Some(row) = dir.row.as_mut() {
+        if let Some(row) = self.dirs.get_mut(&key).and_then(|d| d.row.as_mut()) {
             row.anomalies += anomalies as u64;
+        }
+    }
+
+    /// End of the capture (§d.1 step 4): holes the peer acknowledged are capture loss
+    /// (`not_captured`, an event each), the rest `unrecovered`; a message whose FIRST was
+    /// never captured is partial (a `tcp_bth_missing_first` verdict each).
+    pub fn finish(&mut self, out: &mut Vec<Finding>) {
+        for dir in self.dirs.values_mut() {
+            let Some(mut row) = dir.row.take() else {
+                continue;
+            };
+            let acked = dir.peer_ack;
+            let (mut nocap, mut open) = (0, 0);
+            for (start, end) in dir.holes() {
+                match acked.filter(|&(a, _, _)| a >= end) {
+                    Some((_, frame, time_ns)) => {
+                        nocap += 1;
+                        out.push(Finding {
+                            frame,
+                            time_ns,
+                            kind: Kind::NotCaptured,
+                            flow: None,
+                            psn: None,
+                            detail: Detail::Text(format!(
+                                "TCP {} > {} seq {start}-{end} ({} bytes) acknowledged by the \
+                                 peer, never captured",
+                                row.src,
+                                row.dst,
+                                end - start
+                            )),
+                        });
+                    }
+                    None => open += 1,
+                }
+            }
+            row.not_captured = nocap;
+            row.unrecovered = open;
+            let mut partial = 0;
+            for (&msn, m) in &dir.msgs {
+                if !dir.covered(m.start, m.start + 1) {
+                    partial += 1;
+                    out.push(Finding {
+                        frame: m.frame,
+                        time_ns: m.time_ns,
+                        kind: Kind::TcpBthMissingFirst,
+                        flow: None,
+                        psn: None,
+                        detail: Detail::Text(format!(
+                            "MSN {msn}: its FIRST was never captured (lost, or the capture \
+                             started within the message): the message is partial"
+                        )),
+                    });
+                }
+            }
+            row.partial_messages = partial;
+            dir.row = Some(row);
         }
     }
 
@@ -636,15 +940,6 @@ impl TcpBthTracker {
                 continue;
             };
             let mut row = row.clone();
-            let mut prev = 0;
-            let mut holes = 0;
-            for (&s, &e) in &dir.seen {
-                if s > prev {
-                    holes += 1;
-                }
-                prev = e;
-            }
-            row.unrecovered = holes;
             row.messages = dir
                 .msgs
                 .values()
@@ -711,6 +1006,9 @@ mod test {
             mbo,
             seg: n,
             mlen,
+            imm: 0,
+            content: None,
+            read_len: None,
         }
     }
 
@@ -736,6 +1034,7 @@ mod test {
         for (i, s) in segs.iter().enumerate() {
             t.segment(key, s, i as u64 + 1, 0, &mut out);
         }
+        t.finish(&mut out);
         for f in &out {
             assert_eq!((f.flow, f.psn), (None, None));
         }
@@ -774,10 +1073,140 @@ mod test {
         assert_eq!((row.gaps, row.retransmissions, row.unrecovered), (1, 1, 0));
         // repaired: both messages complete, no sender-side anomaly
         assert_eq!((row.messages, row.anomalies), (2, 0));
-        // never repaired: the hole stays, message 2 is not complete
+        // never repaired: the hole stays, message 2 is not complete, and the end of the
+        // capture gives the verdict: partial
         let (kinds, row) = run(&[f1, m1, l1, m2, l2]);
-        assert_eq!(kinds, [Kind::TcpBthGap, Kind::TcpBthMissingFirst]);
-        assert_eq!((row.messages, row.unrecovered), (1, 1));
+        assert_eq!(
+            kinds,
+            [
+                Kind::TcpBthGap,
+                Kind::TcpBthMissingFirst,
+                Kind::TcpBthMissingFirst
+            ]
+        );
+        assert_eq!(
+            (row.messages, row.unrecovered, row.partial_messages),
+            (1, 1, 1)
+        );
+        assert_eq!(row.not_captured, 0);
+    }
+
+    fn key() -> Key {
+        (
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+            40000,
+            7471,
+        )
+    }
+
+    /// Segments of `key()`, then an ACK from the peer up to relative `acked` (if any), then
+    /// the end of the capture.
+    fn run_acked(segs: &[Segment], acked: Option<u32>) -> (Vec<Finding>, TcpBthRow) {
+        let mut t = TcpBthTracker::default();
+        let mut out = Vec::new();
+        for (i, s) in segs.iter().enumerate() {
+            t.segment(key(), s, i as u64 + 1, 0, &mut out);
+        }
+        if let Some(a) = acked {
+            let dir = t.dirs.get_mut(&key()).unwrap();
+            dir.peer_acked(ISN.wrapping_add(a), 99, 0);
+        }
+        t.finish(&mut out);
+        let row = t.rows().remove(0);
+        (out, row)
+    }
+
+    #[test]
+    fn acknowledged_hole_is_capture_loss() {
+        // §d.1 step 4: the MIDDLE of message 1 never captured, but the peer ACKed past it
+        let [f1, _, l1] = send3(0, 1, 10);
+        let (out, row) = run_acked(&[f1, l1], Some(3000));
+        assert_eq!((row.gaps, row.not_captured, row.unrecovered), (1, 1, 0));
+        let nocap: Vec<&Finding> = out.iter().filter(|f| f.kind == Kind::NotCaptured).collect();
+        assert_eq!(nocap.len(), 1);
+        assert_eq!(nocap[0].frame, 99);
+        assert!(
+            nocap[0].detail.to_string().contains("seq 1420-2840"),
+            "{}",
+            nocap[0].detail
+        );
+        // the ACK stops short of the hole's end: network loss, not repaired
+        let (_, row) = run_acked(&[f1, l1], Some(2000));
+        assert_eq!((row.not_captured, row.unrecovered), (0, 1));
+        let (_, row) = run_acked(&[f1, l1], None);
+        assert_eq!((row.not_captured, row.unrecovered), (0, 1));
+    }
+
+    #[test]
+    fn immediate_data_checks() {
+        // IMM on a SEND_LAST without immediate: a finding; on SEND_LAST_WITH_IMM none,
+        // unless it changes within the message
+        let [f, m, mut l] = send3(0, 1, 10);
+        l.imm = 7;
+        let (kinds, row) = run(&[f, m, l]);
+        assert_eq!(kinds, [Kind::TcpBthImmediate, Kind::TcpBthImmediate]);
+        assert_eq!(row.anomalies, 2);
+        // FIRST and MIDDLE carry the message's IMM too (repeated in every segment, §c.3)
+        let [mut f, mut m, mut l] = send3(0, 1, 10);
+        (f.imm, m.imm, l.imm, l.opcode) = (7, 7, 7, 0x03);
+        let (kinds, row) = run(&[f, m, l]);
+        assert_eq!(kinds, []);
+        assert_eq!(row.messages, 1);
+        let [f, m, mut l] = send3(0, 1, 10);
+        (l.imm, l.opcode) = (9, 0x03);
+        let (kinds, _) = run(&[f, m, l]);
+        assert_eq!(kinds, [Kind::TcpBthImmediate], "IMM changes at the LAST");
+    }
+
+    #[test]
+    fn inconsistent_retransmission() {
+        let [mut f, mut m, mut l] = send3(0, 1, 10);
+        (f.content, m.content, l.content) = (Some(1), Some(2), Some(3));
+        let mut same = m;
+        same.tsval = Some(50);
+        let (kinds, row) = run(&[f, m, l, same]);
+        assert_eq!(kinds, [Kind::TcpBthRetransmission]);
+        assert_eq!(row.anomalies, 0);
+        let mut other = same;
+        other.content = Some(22);
+        let (kinds, row) = run(&[f, m, l, other]);
+        assert_eq!(
+            kinds,
+            [
+                Kind::TcpBthRetransmission,
+                Kind::TcpBthInconsistentRetransmit
+            ]
+        );
+        assert_eq!(row.anomalies, 1);
+    }
+
+    #[test]
+    fn read_pairing_in_fifo_order() {
+        let client = key();
+        let server = (client.1, client.0, client.3, client.2);
+        let mut t = TcpBthTracker::default();
+        let mut out = Vec::new();
+        // two READ REQUESTs (RETH prefix only, MLEN 0) of 2000 and 500 bytes
+        let mut r1 = seg(0, 16, 1, 0x0C, false, 1, 0, 0, 0);
+        r1.read_len = Some(2000);
+        let mut r2 = seg(16, 16, 2, 0x0C, false, 2, 0, 0, 0);
+        r2.read_len = Some(500);
+        t.segment(client, &r1, 1, 0, &mut out);
+        t.segment(client, &r2, 2, 0, &mut out);
+        // answered in order: 2000 bytes ONLY, then 400 bytes (wrong), then one too many
+        let a = seg(0, 2000, 1, 0x10, false, 7, 0, 0, 2000);
+        let b = seg(2000, 400, 2, 0x10, false, 8, 0, 0, 400);
+        let c = seg(2400, 100, 3, 0x10, false, 9, 0, 0, 100);
+        t.segment(server, &a, 3, 0, &mut out);
+        t.segment(server, &b, 4, 0, &mut out);
+        t.segment(server, &c, 5, 0, &mut out);
+        let kinds: Vec<(u64, Kind)> = out.iter().map(|f| (f.frame, f.kind)).collect();
+        assert_eq!(
+            kinds,
+            [(4, Kind::TcpBthReadPairing), (5, Kind::TcpBthReadPairing)]
+        );
+        assert!(out[0].detail.to_string().contains("DMALen 500"));
     }
 
     #[test]

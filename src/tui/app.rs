@@ -1035,6 +1035,11 @@ pub fn mark(kind: Kind) -> &'static str {
         Kind::TcpBthDuplicate => "dup",
         Kind::TcpBthIcrcError => "icrc",
         Kind::TcpBthMissingFirst => "nofst",
+        Kind::TcpBthImmediate => "imm",
+        Kind::TcpBthReadPairing => "rdpair",
+        Kind::TcpBthInconsistentRetransmit => "incons",
+        Kind::TcpBthNoPayload => "nopay",
+        Kind::TcpBthCoalesced => "coal",
         Kind::TcpBthSegContinuity => "seg",
         Kind::TcpBthOffsetMismatch
         | Kind::TcpBthContiguity
