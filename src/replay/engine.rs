@@ -628,6 +628,10 @@ impl Engine {
     /// Findings, learned PMTU, new and settled READs of a request stream step; the stream's
     /// findings about the responder go to the paired flow.
     fn apply_out(flows: &mut [Flow], events: &mut Vec<Finding>, id: u32, out: &mut StepOut) {
+        if out.is_empty() && flows[id as usize].reads.is_empty() {
+            // most steps (an in-order packet, an ACK that settles nothing) find nothing
+            return;
+        }
         let peer = flows[id as usize].peer;
         let f = &mut flows[id as usize];
         if let Some(m) = out.learned_pmtu.take() {

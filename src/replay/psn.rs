@@ -157,6 +157,18 @@ pub struct StepOut {
     pub settled: Option<(Psn, u32)>,
 }
 
+impl StepOut {
+    /// Nothing found, learned or settled.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.findings.is_empty()
+            && self.peer_findings.is_empty()
+            && self.learned_pmtu.is_none()
+            && self.new_read.is_none()
+            && self.settled.is_none()
+    }
+}
+
 /// How a READ whose count is still open fills its consumed range once the count is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fill {
@@ -505,7 +517,8 @@ impl PsnStream {
         let from = self.ack_end;
         self.ack_end = self.ack_end.max(end);
         let upto = end.min(self.expected);
-        if upto <= from.max(self.first) {
+        if upto <= from.max(self.first) || self.holes.ranges() == 0 {
+            // nothing missing to settle: the usual ACK
             return;
         }
         let mut settled = Settled::default();
