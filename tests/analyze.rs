@@ -1170,3 +1170,110 @@ mod props {
         }
     }
 }
+
+/// A pcap of one Ethernet/IPv4/UDP frame to port 53 (DNS): nothing rocescope decodes.
+fn dns_only_pcap(path: &Path) {
+    let mut frame = vec![0u8; 60];
+    frame[0..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+    frame[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+    frame[12..14].copy_from_slice(&[0x08, 0x00]);
+    let ip = [
+        0x45, 0, 0, 32, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+    ];
+    frame[14..34].copy_from_slice(&ip);
+    frame[34..42].copy_from_slice(&[0x30, 0x39, 0, 53, 0, 12, 0, 0]);
+    let mut file = Vec::new();
+    // pcap, microseconds, Ethernet
+    file.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    file.extend_from_slice(&2u16.to_le_bytes());
+    file.extend_from_slice(&4u16.to_le_bytes());
+    file.extend_from_slice(&[0; 8]);
+    file.extend_from_slice(&65535u32.to_le_bytes());
+    file.extend_from_slice(&1u32.to_le_bytes());
+    for t in [1u32, 0, 60, 60] {
+        file.extend_from_slice(&t.to_le_bytes());
+    }
+    file.extend_from_slice(&frame);
+    std::fs::write(path, file).unwrap();
+}
+
+/// §6: a capture with no RoCE, InfiniBand or PFC frame gets one stderr line naming the
+/// link types seen; the report is still written and the exit status is 0.
+#[test]
+fn nothing_decodable_is_said_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("dns.pcap");
+    dns_only_pcap(&p);
+    let out = rocescope(&["analyze", "-f", "json", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("no frame decodes as RoCE") && lines[0].contains("ETHERNET"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["capture"]["frames"], 1);
+    assert_eq!(v["flows"].as_array().unwrap().len(), 0);
+    // -q keeps stderr quiet
+    let out = rocescope(&["analyze", "-q", p.to_str().unwrap()]);
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
+
+/// The sniffer notice: one stderr line for the file whose ICRCs are not the wire's.
+#[test]
+fn unreliable_icrc_notice_names_the_file() {
+    let Some(dir) = real_dir() else { return };
+    let p = dir.join("sniffer-uc-send.pcap");
+    let out = rocescope(&["analyze", "-f", "json", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("sniffer-uc-send.pcap") && err.contains("ICRC"),
+        "{err}"
+    );
+    let out = rocescope(&["analyze", "--icrc", "trust", p.to_str().unwrap()]);
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
+
+/// `--flows N`: the N flows with the most findings (loss first), then one line for the rest.
+#[test]
+fn text_report_lists_the_worst_flows_first() {
+    let Some(dir) = real_dir() else { return };
+    let p = dir.join("mlx-rocev2-32qp.pcap");
+    let v = analyze_json(&p);
+    let mut lost: Vec<(u64, u64)> = flows(&v)
+        .iter()
+        .map(|f| (f["lost"].as_u64().unwrap(), f["id"].as_u64().unwrap()))
+        .collect();
+    lost.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let out = rocescope(&["analyze", "--flows", "5", "-q", p.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("id "))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(table.len(), 6, "{text}");
+    let ids: Vec<u64> = table[..5]
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    let want: Vec<u64> = lost[..5].iter().map(|x| x.1).collect();
+    assert_eq!(ids, want, "{text}");
+    assert!(table[5].contains("27 more flows"), "{}", table[5]);
+    // all of them
+    let out = rocescope(&["analyze", "--flows", "all", "-q", p.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("more flows"), "{text}");
+    // the header says in words how much the network lost and the capture missed
+    assert!(
+        text.contains("0 PSNs lost in the network")
+            && text.contains("5788 PSNs missed by the capture only")
+            && text.contains("1124 PSNs still missing"),
+        "{text}"
+    );
+}
