@@ -11,6 +11,8 @@ use core::fmt;
 pub enum Layer {
     Sll,
     Sll2,
+    /// The BSD loopback header of link types NULL and LOOP.
+    Null,
     Ethernet,
     Vlan,
     MacControl,
@@ -44,6 +46,7 @@ impl Layer {
         match self {
             Layer::Sll => "SLL",
             Layer::Sll2 => "SLL2",
+            Layer::Null => "NULL",
             Layer::Ethernet => "Ethernet",
             Layer::Vlan => "VLAN",
             Layer::MacControl => "MAC Control",

@@ -3,6 +3,7 @@
 
 use core::fmt;
 
+use crate::ethernet::EtherType;
 use crate::stack::Start;
 
 /// Link-layer header type of a captured frame: an open newtype (every value is kept, the
@@ -17,6 +18,19 @@ impl LinkType {
     pub const LINUX_SLL: LinkType = LinkType(113);
     /// `LINKTYPE_LINUX_SLL2`: Linux cooked capture v2 (`tcpdump -i any`, libpcap ≥ 1.10).
     pub const LINUX_SLL2: LinkType = LinkType(276);
+    /// `LINKTYPE_NULL`: BSD loopback, a 4-byte address family in the capturing host's order.
+    pub const NULL: LinkType = LinkType(0);
+    /// `LINKTYPE_LOOP`: OpenBSD loopback, the 4-byte address family in network order.
+    pub const LOOP: LinkType = LinkType(108);
+    /// `LINKTYPE_RAW`: raw IPv4 or IPv6, by the first nibble.
+    pub const RAW: LinkType = LinkType(101);
+    /// The platform DLT numbers some files carry for raw IP instead of 101.
+    pub const RAW_DLT12: LinkType = LinkType(12);
+    pub const RAW_DLT14: LinkType = LinkType(14);
+    /// `LINKTYPE_IPV4`: raw IPv4 only.
+    pub const IPV4: LinkType = LinkType(228);
+    /// `LINKTYPE_IPV6`: raw IPv6 only.
+    pub const IPV6: LinkType = LinkType(229);
 
     /// Where the dissector starts on frames of this link type; `None` when it cannot.
     #[must_use]
@@ -25,6 +39,15 @@ impl LinkType {
             Self::ETHERNET => Some(Start::Ethernet),
             Self::LINUX_SLL => Some(Start::Sll),
             Self::LINUX_SLL2 => Some(Start::Sll2),
+            Self::NULL => Some(Start::Null {
+                network_order: false,
+            }),
+            Self::LOOP => Some(Start::Null {
+                network_order: true,
+            }),
+            Self::RAW | Self::RAW_DLT12 | Self::RAW_DLT14 => Some(Start::RawIp),
+            Self::IPV4 => Some(Start::EtherType(EtherType::IPV4)),
+            Self::IPV6 => Some(Start::EtherType(EtherType::IPV6)),
             _ => None,
         }
     }
@@ -42,6 +65,11 @@ impl LinkType {
             Self::ETHERNET => Some("ETHERNET"),
             Self::LINUX_SLL => Some("LINUX_SLL"),
             Self::LINUX_SLL2 => Some("LINUX_SLL2"),
+            Self::NULL => Some("NULL"),
+            Self::LOOP => Some("LOOP"),
+            Self::RAW | Self::RAW_DLT12 | Self::RAW_DLT14 => Some("RAW"),
+            Self::IPV4 => Some("IPV4"),
+            Self::IPV6 => Some("IPV6"),
             _ => None,
         }
     }

@@ -65,9 +65,38 @@ pub enum Start {
     Sll,
     /// A Linux cooked capture v2 header, then the network layer of its protocol (276).
     Sll2,
-    /// Directly at a network-layer header of this EtherType (Linux SLL/SLL2 payloads).
+    /// Directly at a network-layer header of this EtherType (Linux SLL/SLL2 payloads, and
+    /// the IPv4-only / IPv6-only raw link types 228 and 229).
     EtherType(EtherType),
+    /// Raw IP, IPv4 or IPv6 by the first nibble (link type 101, or 12/14).
+    RawIp,
+    /// A BSD loopback header: a 4-byte address family, in network order (LOOP, 108) or in
+    /// the capturing host's, guessed from the value (NULL, 0).
+    Null { network_order: bool },
 }
+
+/// BSD address families of IPv6 (NetBSD/OpenBSD, FreeBSD, Darwin); 2 is IPv4 everywhere.
+const BSD_AF_INET6: [u32; 3] = [24, 28, 30];
+
+/// The EtherType a BSD loopback header's address family stands for.
+fn null_family(b: [u8; 4], network_order: bool) -> Option<EtherType> {
+    let be = u32::from_be_bytes(b);
+    let le = u32::from_le_bytes(b);
+    // NULL is in the capturing host's order: the family is a small number either way
+    let af = if network_order || be <= 0xFFFF {
+        be
+    } else {
+        le
+    };
+    match af {
+        2 => Some(EtherType::IPV4),
+        a if BSD_AF_INET6.contains(&a) => Some(EtherType::IPV6),
+        _ => None,
+    }
+}
+
+/// Bytes of a BSD loopback header.
+pub const NULL_HEADER_LEN: usize = 4;
 
 /// One VLAN tag with the TPID that introduced it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -490,6 +519,40 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'
             (sll.protocol(), sll2::HEADER_LEN)
         }
         Start::EtherType(t) => (t, 0),
+        Start::RawIp => match frame.first().map(|b| b >> 4) {
+            Some(4) => (EtherType::IPV4, 0),
+            Some(6) => (EtherType::IPV6, 0),
+            Some(v) => {
+                return Err(WireError::Unsupported {
+                    layer: Layer::Ipv4,
+                    offset: 0,
+                    value: u32::from(v),
+                });
+            }
+            None => {
+                return Err(WireError::Truncated {
+                    layer: Layer::Ipv4,
+                    offset: 0,
+                    need: 1,
+                    have: 0,
+                });
+            }
+        },
+        Start::Null { network_order } => {
+            crate::error::need(Layer::Null, NULL_HEADER_LEN, frame.len())?;
+            d.link_header_len = NULL_HEADER_LEN as u8;
+            let af = [frame[0], frame[1], frame[2], frame[3]];
+            match null_family(af, network_order) {
+                Some(t) => (t, NULL_HEADER_LEN),
+                None => {
+                    return Err(WireError::Unsupported {
+                        layer: Layer::Null,
+                        offset: 0,
+                        value: u32::from_be_bytes(af),
+                    });
+                }
+            }
+        }
     };
     let mut tags = 0;
     while ethertype.is_vlan_tpid() {

@@ -46,6 +46,28 @@ fuzz_target!(|data: &[u8]| {
         let (d2, err2) = stack::dissect_with(data, start, &DissectOptions::default());
         check(data, &d2, err2, start, &mut sink);
     }
+    // the raw-IP and loopback link types start on the same bytes
+    for start in [
+        Start::RawIp,
+        Start::Null { network_order: false },
+        Start::Null { network_order: true },
+    ] {
+        let (d2, err2) = stack::dissect_with(data, start, &DissectOptions::default());
+        check(data, &d2, err2, start, &mut sink);
+        // raw IP is the EtherType walk of its first nibble
+        if start == Start::RawIp {
+            if let Some(t) = match data.first().map(|b| b >> 4) {
+                Some(4) => Some(EtherType::IPV4),
+                Some(6) => Some(EtherType::IPV6),
+                _ => None,
+            } {
+                let (d3, err3) =
+                    stack::dissect_with(data, Start::EtherType(t), &DissectOptions::default());
+                assert_eq!(d3, d2);
+                assert_eq!(err3, err2);
+            }
+        }
+    }
 
     // A UDP datagram that is not on 4791: dissect it again as RoCE on its port.
     if let (Some(u), None) = (d.udp, d.roce) {
@@ -145,10 +167,11 @@ fn check<'a>(
         }
         Start::EtherType(_) => assert!(d.eth.is_none()),
         // a cooked capture header, never an Ethernet one; its length is recorded once read
-        Start::Sll | Start::Sll2 => {
+        Start::Sll | Start::Sll2 | Start::Null { .. } => {
             assert!(d.eth.is_none());
             assert!(d.link_header_len == 0 || usize::from(d.link_header_len) <= frame.len());
         }
+        Start::RawIp => assert!(d.eth.is_none() && d.link_header_len == 0),
     }
     if let Some(eth) = d.eth {
         let bytes = eth.into_inner();
