@@ -254,6 +254,9 @@ struct Path {
     segs: Vec<&'static str>,
     index: Option<u32>,
     bit: Option<u8>,
+    /// Compare the 32-bit value with its bytes swapped (a field the tree reads little-endian
+    /// that Wireshark reads in wire order).
+    swapped: bool,
 }
 
 #[derive(Debug, Clone)]

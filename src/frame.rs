@@ -103,6 +103,15 @@ impl<'a> FrameView<'a> {
             return view;
         };
         let (d, err) = dissect_with(frame.data, start, options);
+        if let Some(erf) = d.erf() {
+            // an ERF record says itself how long the packet was on the wire (the pcap
+            // record's lengths count the ERF headers too)
+            let have = frame
+                .data
+                .len()
+                .saturating_sub(usize::from(d.link_header_len));
+            view.truncated = have < usize::from(erf.wlen());
+        }
         view.dissected = Some(d);
         if let Some(err) = err {
             match err {
@@ -124,14 +133,36 @@ impl<'a> FrameView<'a> {
         view
     }
 
+    /// The packet's length on the wire: the record's, but for an ERF record, whose header is
+    /// a pseudo-header (tshark's `frame.len` is its `wlen`).
+    #[must_use]
+    pub fn wire_len(&self) -> u32 {
+        match self.dissected.as_ref().and_then(Dissected::erf) {
+            Some(erf) => u32::from(erf.wlen()),
+            None => self.frame.orig_len,
+        }
+    }
+
+    /// Bytes of the packet captured (an ERF record's headers not counted).
+    #[must_use]
+    pub fn captured_len(&self) -> u32 {
+        match self.dissected.as_ref().filter(|d| d.erf().is_some()) {
+            Some(d) => self
+                .frame
+                .caplen
+                .saturating_sub(u32::from(d.link_header_len)),
+            None => self.frame.caplen,
+        }
+    }
+
     /// What the display filter may ask besides the field tree.
     #[must_use]
     pub fn facts(&self) -> FrameFacts {
         FrameFacts {
             number: self.frame.number,
             time_ns: self.frame.time_ns,
-            len: u64::from(self.frame.orig_len),
-            caplen: u64::from(self.frame.caplen),
+            len: u64::from(self.wire_len()),
+            caplen: u64::from(self.captured_len()),
             truncated: self.truncated,
             malformed: self.malformed,
         }

@@ -36,7 +36,7 @@ use rocescope_dissectors::Qpn;
 use rocescope_dissectors::stack::DissectOptions;
 
 pub use engine::{CaptureStats, Engine, EngineConfig, Replay};
-pub use event::{FlowKey, Icrc, PacketEvent};
+pub use event::{Addr, FlowKey, Icrc, PacketEvent};
 pub use finding::{Detail, Finding, Kind};
 pub use flow::Flow;
 pub use psn::{PsnStream, ReqPacket, step};

@@ -36,8 +36,8 @@ const CNP: Opcode = Opcode(0x81);
 
 fn a_to_b() -> FlowKey {
     FlowKey {
-        src: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
-        dst: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+        src: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)).into(),
+        dst: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)).into(),
         dest_qp: QP_B,
     }
 }

@@ -51,6 +51,10 @@ fn verdicts(path: &Path) -> Verdicts {
         match roce.version {
             RoceVersion::V1 => v.rocev1 += 1,
             RoceVersion::V2 => v.rocev2 += 1,
+            RoceVersion::Ib => panic!(
+                "{}: native InfiniBand in an Ethernet capture",
+                path.display()
+            ),
         }
         match roce.icrc_status() {
             IcrcStatus::Valid => v.valid += 1,

@@ -13,6 +13,10 @@ pub enum Layer {
     Sll2,
     /// The BSD loopback header of link types NULL and LOOP.
     Null,
+    /// An ERF record header (link type 197).
+    Erf,
+    /// The InfiniBand Local Route Header.
+    Lrh,
     Ethernet,
     Vlan,
     MacControl,
@@ -47,6 +51,8 @@ impl Layer {
             Layer::Sll => "SLL",
             Layer::Sll2 => "SLL2",
             Layer::Null => "NULL",
+            Layer::Erf => "ERF",
+            Layer::Lrh => "LRH",
             Layer::Ethernet => "Ethernet",
             Layer::Vlan => "VLAN",
             Layer::MacControl => "MAC Control",

@@ -1,5 +1,5 @@
-//! InfiniBand transport headers as carried by RoCE: BTH, its extension
-//! headers, PSN/QPN arithmetic and the opcode table.
+//! InfiniBand headers: the LRH of native packets, the BTH and its extension headers as
+//! carried by native InfiniBand and by RoCE, PSN/QPN arithmetic and the opcode table.
 
 pub mod aeth;
 pub mod atomic_ack_eth;
@@ -10,6 +10,7 @@ pub mod deth;
 pub mod feth;
 pub mod ieth;
 pub mod immdt;
+pub mod lrh;
 pub mod opcode;
 pub mod psn;
 pub mod rdeth;

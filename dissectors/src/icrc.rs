@@ -34,19 +34,64 @@ pub enum Encapsulation {
     Ipv6,
     /// RoCEv1: GRH then BTH.
     RoceV1,
+    /// Native InfiniBand, local route (LNH 2): LRH then BTH. The covered bytes start at the
+    /// LRH; VL and BTH resv8a are masked (capture-formats.md §1.3).
+    IbLocal,
+    /// Native InfiniBand, global route (LNH 3): LRH, GRH, BTH. The whole LRH is masked, the
+    /// GRH as in RoCEv1, and BTH resv8a.
+    IbGlobal,
 }
 
 impl Encapsulation {
-    /// Offset of the BTH from the start of the network header.
+    /// Offset of the BTH from the start of the covered bytes (the network header, or the LRH
+    /// of a native packet).
     #[must_use]
     pub const fn bth_offset(self) -> usize {
         match self {
             Encapsulation::Ipv4 { header_len } => header_len + UDP_HEADER_LEN,
             Encapsulation::Ipv6 => IPV6_HEADER_LEN + UDP_HEADER_LEN,
             Encapsulation::RoceV1 => IPV6_HEADER_LEN,
+            Encapsulation::IbLocal => LRH_LEN,
+            Encapsulation::IbGlobal => LRH_LEN + IPV6_HEADER_LEN,
         }
     }
+
+    /// Bytes of eight 0xFF put in front of the covered bytes (RoCE's stand-in for the LRH;
+    /// a native packet has its own).
+    const fn pseudo_lrh_len(self) -> usize {
+        match self {
+            Encapsulation::IbLocal | Encapsulation::IbGlobal => 0,
+            _ => PSEUDO_LRH.len(),
+        }
+    }
+
+    /// Set the variant fields of `masked` (a copy of the covered bytes through at least the
+    /// BTH's byte 4) to ones.
+    fn mask(self, masked: &mut [u8]) {
+        match self {
+            Encapsulation::Ipv4 { header_len } => {
+                masked[1] = 0xFF; // TOS: DSCP + ECN
+                masked[8] = 0xFF; // TTL
+                masked[10..12].fill(0xFF); // header checksum
+                masked[header_len + 6..header_len + 8].fill(0xFF); // UDP checksum
+            }
+            Encapsulation::Ipv6 => {
+                mask_traffic_class_flow_label_hop_limit(masked);
+                masked[IPV6_HEADER_LEN + 6..IPV6_HEADER_LEN + 8].fill(0xFF); // UDP checksum
+            }
+            Encapsulation::RoceV1 => mask_traffic_class_flow_label_hop_limit(masked),
+            Encapsulation::IbLocal => masked[0] |= 0xF0, // VL
+            Encapsulation::IbGlobal => {
+                masked[..LRH_LEN].fill(0xFF);
+                mask_traffic_class_flow_label_hop_limit(&mut masked[LRH_LEN..]);
+            }
+        }
+        masked[self.bth_offset() + bth::MASKED_BYTE] = 0xFF; // FECN, BECN, resv6
+    }
 }
+
+/// Bytes of a native InfiniBand LRH.
+const LRH_LEN: usize = 8;
 
 /// Result of checking a packet's ICRC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -72,27 +117,14 @@ pub fn compute(encapsulation: Encapsulation, covered: &[u8]) -> Option<u32> {
         return None;
     }
     // The pseudo-LRH and the masked headers go to the CRC in one update (fewer short calls).
-    const LRH: usize = PSEUDO_LRH.len();
-    let mut prefix = [0u8; LRH + MAX_PREFIX];
-    prefix[..LRH].copy_from_slice(&PSEUDO_LRH);
-    let masked = &mut prefix[LRH..LRH + prefix_len];
+    let lrh = encapsulation.pseudo_lrh_len();
+    let mut prefix = [0u8; PSEUDO_LRH.len() + MAX_PREFIX];
+    prefix[..lrh].copy_from_slice(&PSEUDO_LRH[..lrh]);
+    let masked = &mut prefix[lrh..lrh + prefix_len];
     masked.copy_from_slice(&covered[..prefix_len]);
-    match encapsulation {
-        Encapsulation::Ipv4 { header_len } => {
-            masked[1] = 0xFF; // TOS: DSCP + ECN
-            masked[8] = 0xFF; // TTL
-            masked[10..12].fill(0xFF); // header checksum
-            masked[header_len + 6..header_len + 8].fill(0xFF); // UDP checksum
-        }
-        Encapsulation::Ipv6 => {
-            mask_traffic_class_flow_label_hop_limit(masked);
-            masked[IPV6_HEADER_LEN + 6..IPV6_HEADER_LEN + 8].fill(0xFF); // UDP checksum
-        }
-        Encapsulation::RoceV1 => mask_traffic_class_flow_label_hop_limit(masked),
-    }
-    masked[encapsulation.bth_offset() + bth::MASKED_BYTE] = 0xFF; // FECN, BECN, resv6
+    encapsulation.mask(masked);
     let mut hasher = crc32fast::Hasher::new();
-    hasher.update(&prefix[..LRH + prefix_len]);
+    hasher.update(&prefix[..lrh + prefix_len]);
     hasher.update(&covered[prefix_len..]);
     Some(hasher.finalize())
 }
@@ -244,33 +276,19 @@ impl IcrcCache {
     /// The register after the pseudo-LRH and the masked headers up to the PSN, from the
     /// cache when they are the bytes it holds (`covered` holds at least the BTH).
     fn prefix_register_of(&mut self, encapsulation: Encapsulation, covered: &[u8]) -> u32 {
-        const LRH: usize = PSEUDO_LRH.len();
-        let bth_offset = encapsulation.bth_offset();
-        let fixed = bth_offset + 8;
+        let lrh = encapsulation.pseudo_lrh_len();
+        let fixed = encapsulation.bth_offset() + 8;
         // every masked byte is before `fixed`; the rest of the array stays zero, so the
         // whole fixed-size arrays compare (inline)
-        let mut prefix = [0u8; LRH + MAX_PREFIX];
-        prefix[..LRH].copy_from_slice(&PSEUDO_LRH);
-        let masked = &mut prefix[LRH..LRH + fixed];
+        let mut prefix = [0u8; PSEUDO_LRH.len() + MAX_PREFIX];
+        prefix[..lrh].copy_from_slice(&PSEUDO_LRH[..lrh]);
+        let masked = &mut prefix[lrh..lrh + fixed];
         masked.copy_from_slice(&covered[..fixed]);
-        match encapsulation {
-            Encapsulation::Ipv4 { header_len } => {
-                masked[1] = 0xFF;
-                masked[8] = 0xFF;
-                masked[10..12].fill(0xFF);
-                masked[header_len + 6..header_len + 8].fill(0xFF);
-            }
-            Encapsulation::Ipv6 => {
-                mask_traffic_class_flow_label_hop_limit(masked);
-                masked[IPV6_HEADER_LEN + 6..IPV6_HEADER_LEN + 8].fill(0xFF);
-            }
-            Encapsulation::RoceV1 => mask_traffic_class_flow_label_hop_limit(masked),
-        }
-        masked[bth_offset + bth::MASKED_BYTE] = 0xFF;
-        if self.prefix_len != LRH + fixed || self.prefix != prefix {
+        encapsulation.mask(masked);
+        if self.prefix_len != lrh + fixed || self.prefix != prefix {
             self.prefix = prefix;
-            self.prefix_len = LRH + fixed;
-            self.prefix_register = advance(!0, &prefix[..LRH + fixed]);
+            self.prefix_len = lrh + fixed;
+            self.prefix_register = advance(!0, &prefix[..lrh + fixed]);
         }
         self.prefix_register
     }
@@ -316,9 +334,9 @@ impl IcrcCache {
         debug_assert!(covered[headers_end + fill_len..].iter().all(|&b| b == 0));
 
         // headers up to the PSN: from the cache when they are the same bytes
-        const LRH: usize = PSEUDO_LRH.len();
+        let lrh = encapsulation.pseudo_lrh_len();
         let fixed = bth_offset + 8; // BTH byte 8 holds AckReq and is followed by the PSN
-        let register = if same_prefix && self.prefix_len == LRH + fixed {
+        let register = if same_prefix && self.prefix_len == lrh + fixed {
             self.prefix_register
         } else {
             self.prefix_register_of(encapsulation, covered)
@@ -371,6 +389,60 @@ fn mask_traffic_class_flow_label_hop_limit(header: &mut [u8]) {
     header[7] = 0xFF; // hop limit
 }
 
+/// The InfiniBand VCRC (capture-formats.md §1.4): CRC-16, polynomial 0x100B reflected
+/// (0xD008), initial 0xFFFF, final complement, over every byte from the LRH through the ICRC
+/// (or the payload) unmasked; on the wire least-significant byte first.
+#[must_use]
+pub fn vcrc(bytes: &[u8]) -> u16 {
+    let mut crc: u16 = 0xFFFF;
+    for &b in bytes {
+        crc = (crc >> 8) ^ VCRC_TABLE[usize::from((crc ^ u16::from(b)) as u8)];
+    }
+    !crc
+}
+
+static VCRC_TABLE: [u16; 256] = {
+    let mut table = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut v = i as u16;
+        let mut bit = 0;
+        while bit < 8 {
+            v = if v & 1 != 0 {
+                (v >> 1) ^ 0xD008
+            } else {
+                v >> 1
+            };
+            bit += 1;
+        }
+        table[i] = v;
+        i += 1;
+    }
+    table
+};
+
+/// Check the VCRC at the end of `packet` (LRH through VCRC). `found` and `expected` as the
+/// u16 values (the wire bytes read little-endian).
+#[must_use]
+pub fn verify_vcrc(packet: &[u8]) -> IcrcStatus {
+    if cfg!(fuzzing) {
+        return IcrcStatus::Valid;
+    }
+    let Some(split) = packet.len().checked_sub(2) else {
+        return IcrcStatus::NotVerifiable;
+    };
+    let expected = vcrc(&packet[..split]);
+    let found = u16::from_le_bytes([packet[split], packet[split + 1]]);
+    if found == expected {
+        IcrcStatus::Valid
+    } else {
+        IcrcStatus::Invalid {
+            expected: u32::from(expected),
+            found: u32::from(found),
+        }
+    }
+}
+
 /// Check the ICRC at the end of `covered_and_icrc` (network header through ICRC).
 #[must_use]
 pub fn verify(encapsulation: Encapsulation, covered_and_icrc: &[u8]) -> IcrcStatus {
@@ -414,6 +486,79 @@ mod test {
     const VECTOR_D: &str = "02000000000202000000000186dd6681234500201140fe800000000000000000000000000001fe800000000000000000000000000002c12312b7002000000430ffff0000012380abcdef01020304050000004c406c64";
 
     const V4: Encapsulation = Encapsulation::Ipv4 { header_len: 20 };
+
+    /// capture-formats.md §1.5 vector A: LNH 2, an RC ACKNOWLEDGE (ERF capture A frame 7).
+    const IB_VECTOR_A: &str = "00020012 0007000c 1140ffff 00000029 005e0c45 00000001 fc272caf 8fa5";
+    /// Vector B: LNH 3, a UD SEND ONLY carrying an IPoIB ARP (frame 1), 134 bytes.
+    const IB_VECTOR_B: &str = "
+        00 03 c0 00 00 21 00 06 60 00 00 00 00 54 1b 00
+        fe 80 00 00 00 00 00 00 08 c0 eb 03 00 ea 51 2e
+        ff 12 40 1b ff ff 00 00 00 00 00 00 ff ff ff ff
+        64 40 ff ff 00 ff ff ff 00 07 61 28 00 00 0b 1b
+        00 00 01 ce 08 06 00 00 00 20 08 00 14 04 00 01
+        20 00 01 ce fe 80 00 00 00 00 00 00 08 c0 eb 03
+        00 ea 51 2e ac 10 f2 33 00 00 00 00 00 00 00 00
+        00 00 00 00 00 00 00 00 00 00 00 00 ac 10 f2 4b
+        55 67 46 f7 e6 b7";
+
+    #[test]
+    fn native_ib_vectors() {
+        let a = hex(IB_VECTOR_A);
+        assert_eq!(a.len(), 30);
+        let (covered, rest) = a.split_at(24);
+        assert_eq!(compute(Encapsulation::IbLocal, covered), Some(0xAF2C_27FC));
+        assert_eq!(&rest[..4], &0xAF2C_27FCu32.to_le_bytes());
+        assert_eq!(vcrc(&a[..28]), 0xA58F);
+        assert_eq!(verify(Encapsulation::IbLocal, &a[..28]), IcrcStatus::Valid);
+        assert_eq!(verify_vcrc(&a), IcrcStatus::Valid);
+        let b = hex(IB_VECTOR_B);
+        assert_eq!(b.len(), 134);
+        assert_eq!(
+            compute(Encapsulation::IbGlobal, &b[..128]),
+            Some(0xF746_6755)
+        );
+        assert_eq!(vcrc(&b[..132]), 0xB7E6);
+        assert_eq!(
+            verify(Encapsulation::IbGlobal, &b[..132]),
+            IcrcStatus::Valid
+        );
+        // the masks matter: VL (local) and the whole LRH (global) are not covered, SL is
+        let mut a2 = a.clone();
+        a2[0] |= 0x70; // VL 7
+        assert_eq!(
+            compute(Encapsulation::IbLocal, &a2[..24]),
+            Some(0xAF2C_27FC)
+        );
+        a2[1] |= 0x50; // SL 5: covered
+        assert_ne!(
+            compute(Encapsulation::IbLocal, &a2[..24]),
+            Some(0xAF2C_27FC)
+        );
+        let mut b2 = b.clone();
+        b2[1] = 0x53; // SL in the LRH of a global packet: masked
+        b2[15] = 0x40; // GRH HopLmt: masked
+        assert_eq!(
+            compute(Encapsulation::IbGlobal, &b2[..128]),
+            Some(0xF746_6755)
+        );
+        // but the VCRC covers everything
+        assert_ne!(vcrc(&b2[..132]), 0xB7E6);
+        // a wrong VCRC is reported with both values
+        let mut a3 = a;
+        a3[29] ^= 1;
+        assert_eq!(
+            verify_vcrc(&a3),
+            IcrcStatus::Invalid {
+                expected: 0xA58F,
+                found: 0xA48F
+            }
+        );
+    }
+
+    #[test]
+    fn vcrc_check_value() {
+        assert_eq!(vcrc(b"123456789"), 0x0A3D);
+    }
 
     #[test]
     fn test_vector_a_cnp() {

@@ -31,6 +31,10 @@ impl LinkType {
     pub const IPV4: LinkType = LinkType(228);
     /// `LINKTYPE_IPV6`: raw IPv6 only.
     pub const IPV6: LinkType = LinkType(229);
+    /// `LINKTYPE_ERF`: Endace ERF records (ibdump's native InfiniBand captures).
+    pub const ERF: LinkType = LinkType(197);
+    /// `LINKTYPE_INFINIBAND`: raw InfiniBand packets starting at the LRH.
+    pub const INFINIBAND: LinkType = LinkType(247);
 
     /// Where the dissector starts on frames of this link type; `None` when it cannot.
     #[must_use]
@@ -48,6 +52,8 @@ impl LinkType {
             Self::RAW | Self::RAW_DLT12 | Self::RAW_DLT14 => Some(Start::RawIp),
             Self::IPV4 => Some(Start::EtherType(EtherType::IPV4)),
             Self::IPV6 => Some(Start::EtherType(EtherType::IPV6)),
+            Self::ERF => Some(Start::Erf),
+            Self::INFINIBAND => Some(Start::Infiniband),
             _ => None,
         }
     }
@@ -70,6 +76,8 @@ impl LinkType {
             Self::RAW | Self::RAW_DLT12 | Self::RAW_DLT14 => Some("RAW"),
             Self::IPV4 => Some("IPV4"),
             Self::IPV6 => Some("IPV6"),
+            Self::ERF => Some("ERF"),
+            Self::INFINIBAND => Some("INFINIBAND"),
             _ => None,
         }
     }

@@ -16,9 +16,33 @@ pub use crate::visit::{Value, Visitor};
 pub fn visit(d: &Dissected<'_>, v: &mut impl Visitor) {
     let frame_len = d.frame.len();
     let at = |from: usize, len: usize| from.min(frame_len)..(from + len).min(frame_len);
+    if let Some(erf) = d.erf() {
+        v.begin(
+            "erf",
+            "Extensible Record Format",
+            at(0, usize::from(d.link_header_len)),
+        );
+        erf.visit_fields(0, v);
+        v.end();
+    }
+    if let Some((o, lrh)) = d.lrh() {
+        v.begin(
+            "lrh",
+            "Local Route Header",
+            at(o, crate::ib::lrh::HEADER_LEN),
+        );
+        lrh.visit_fields(o, v);
+        v.end();
+    }
     if let Some(eth) = &d.eth {
-        v.begin("eth", "Ethernet II", at(0, d.network_offset));
-        eth.visit_fields(0, v);
+        // after an ERF record header, not at byte 0
+        let e = if d.erf().is_some() {
+            usize::from(d.link_header_len)
+        } else {
+            0
+        };
+        v.begin("eth", "Ethernet II", at(e, d.network_offset - e));
+        eth.visit_fields(e, v);
         if let Some(t) = d.ethertype {
             let type_at = at(d.network_offset.saturating_sub(2), 2);
             v.field("type", "Type", Value::Hex(u64::from(t.0), 4), type_at);
@@ -87,6 +111,35 @@ pub fn visit(d: &Dissected<'_>, v: &mut impl Visitor) {
     if let Some(roce) = &d.roce {
         transport(roce, v, &at);
     }
+    if let Some((o, wire)) = d.vcrc() {
+        vcrc(d, at(o, 2), wire, v);
+    }
+}
+
+/// A native packet's VCRC: the value (wire bytes little-endian, how the CRC is stored),
+/// the wire bytes big-endian (tshark's `infiniband.variant.crc`), the computed value and the
+/// verdict.
+fn vcrc(d: &Dissected<'_>, range: Range<usize>, wire: [u8; 2], v: &mut impl Visitor) {
+    v.begin("vcrc", "Variant CRC", range.clone());
+    let value = u64::from(u16::from_le_bytes(wire));
+    v.field("value", "VCRC", Value::Hex(value, 4), range.clone());
+    let be = u64::from(u16::from_be_bytes(wire));
+    v.field(
+        "wire",
+        "VCRC (wire order)",
+        Value::Hex(be, 4),
+        range.clone(),
+    );
+    let (computed, valid) = match d.vcrc_status() {
+        IcrcStatus::Valid => (Value::Hex(value, 4), Value::Bool(true)),
+        IcrcStatus::Invalid { expected, .. } => {
+            (Value::Hex(u64::from(expected), 4), Value::Bool(false))
+        }
+        IcrcStatus::NotVerifiable => (Value::Null, Value::Null),
+    };
+    v.field("computed", "Computed VCRC", computed, range.clone());
+    v.field("valid", "Valid", valid, range);
+    v.end();
 }
 
 fn transport(roce: &Roce<'_>, v: &mut impl Visitor, at: &impl Fn(usize, usize) -> Range<usize>) {

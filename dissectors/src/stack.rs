@@ -10,12 +10,12 @@ use core::ops::Range;
 use crate::cm::{self, CmMessage};
 use crate::error::{Layer, Malformed, Result, WireError};
 use crate::ethernet::{self, EtherType};
-use crate::ib::bth;
 use crate::ib::opcode::{ExtHeader, OpcodeInfo, Operation};
+use crate::ib::{bth, lrh};
 use crate::icrc::{self, Encapsulation, ICRC_LEN, IcrcStatus};
 use crate::ipv4::{self, IpProtocol};
 use crate::{Opcode, Qpn};
-use crate::{grh, ipv6, mac_control, sll, sll2, tcp, tcp_bth, udp, vlan};
+use crate::{erf, grh, ipv6, mac_control, sll, sll2, tcp, tcp_bth, udp, vlan};
 
 /// At most this many VLAN tags are decoded (more are reported as unsupported).
 pub const MAX_VLANS: usize = 4;
@@ -73,6 +73,11 @@ pub enum Start {
     /// A BSD loopback header: a 4-byte address family, in network order (LOOP, 108) or in
     /// the capturing host's, guessed from the value (NULL, 0).
     Null { network_order: bool },
+    /// An ERF record (link type 197): its header, extension headers and subheader, then the
+    /// packet its type names (InfiniBand, Ethernet, IPv4, IPv6).
+    Erf,
+    /// A native InfiniBand packet starting at the LRH (`LINKTYPE_INFINIBAND`, 247).
+    Infiniband,
 }
 
 /// BSD address families of IPv6 (NetBSD/OpenBSD, FreeBSD, Darwin); 2 is IPv4 everywhere.
@@ -123,6 +128,9 @@ pub enum Network<'a> {
 pub enum RoceVersion {
     V1,
     V2,
+    /// Native InfiniBand (LRH, maybe a GRH, then the BTH): no RoCE at all, but the same
+    /// transport.
+    Ib,
 }
 
 /// The extension headers of one packet, as laid out by the opcode table.
@@ -341,12 +349,18 @@ pub struct Dissected<'a> {
     tcp_len: u32,
     /// Offset of the `tcp_bth` option in the frame; 0 when there is none.
     tcp_bth_offset: u16,
+    /// The frame starts with an ERF record header (its length is `link_header_len`).
+    erf: bool,
+    /// Offset of a native InfiniBand LRH.
+    lrh_at: Option<u16>,
 }
 
 impl<'a> Dissected<'a> {
     fn empty(frame: &'a [u8]) -> Self {
         Dissected {
             frame,
+            erf: false,
+            lrh_at: None,
             link_header_len: 0,
             eth: None,
             vlan_tags: [(EtherType(0), 0); MAX_VLANS],
@@ -361,6 +375,43 @@ impl<'a> Dissected<'a> {
             tcp_offset: 0,
             tcp_len: 0,
             tcp_bth_offset: 0,
+        }
+    }
+
+    /// The ERF record header, when the frame is an ERF record.
+    #[must_use]
+    pub fn erf(&self) -> Option<erf::Header<&'a [u8]>> {
+        self.erf
+            .then(|| self.frame.get(..erf::HEADER_LEN))
+            .flatten()
+            .map(erf::Header::new_unchecked)
+    }
+
+    /// Offset and view of a native InfiniBand LRH.
+    #[must_use]
+    pub fn lrh(&self) -> Option<(usize, lrh::Header<&'a [u8]>)> {
+        let at = usize::from(self.lrh_at?);
+        let bytes = self.frame.get(at..at + lrh::HEADER_LEN)?;
+        Some((at, lrh::Header::new_unchecked(bytes)))
+    }
+
+    /// The VCRC of a native packet: its offset and wire bytes, when captured.
+    #[must_use]
+    pub fn vcrc(&self) -> Option<(usize, [u8; 2])> {
+        let (at, lrh) = self.lrh()?;
+        let end = at + lrh.pkt_bytes();
+        let b = self.frame.get(end..end + lrh::VCRC_LEN)?;
+        Some((end, [b[0], b[1]]))
+    }
+
+    /// The VCRC verdict of a native packet (`NotVerifiable` without one).
+    #[must_use]
+    pub fn vcrc_status(&self) -> IcrcStatus {
+        match (self.lrh(), self.vcrc()) {
+            (Some((at, _)), Some((end, _))) => {
+                icrc::verify_vcrc(&self.frame[at..end + lrh::VCRC_LEN])
+            }
+            _ => IcrcStatus::NotVerifiable,
         }
     }
 
@@ -501,7 +552,7 @@ fn walk<'a>(
 
 fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'_>) -> Result<()> {
     let frame = d.frame;
-    let (mut ethertype, mut at) = match start {
+    let (ethertype, at) = match start {
         Start::Ethernet => {
             let eth = ethernet::Frame::new_checked(frame)?;
             let ethertype = eth.ethertype();
@@ -538,6 +589,8 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'
                 });
             }
         },
+        Start::Erf => return erf_layer(d, options),
+        Start::Infiniband => return ib_layer(d, 0, options),
         Start::Null { network_order } => {
             crate::error::need(Layer::Null, NULL_HEADER_LEN, frame.len())?;
             d.link_header_len = NULL_HEADER_LEN as u8;
@@ -554,6 +607,18 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'
             }
         }
     };
+    vlan_and_network(d, ethertype, at, options)
+}
+
+/// VLAN tags while the EtherType says so, then the network layer.
+#[inline]
+fn vlan_and_network<'a>(
+    d: &mut Dissected<'a>,
+    mut ethertype: EtherType,
+    mut at: usize,
+    options: &DissectOptions<'_>,
+) -> Result<()> {
+    let frame = d.frame;
     let mut tags = 0;
     while ethertype.is_vlan_tpid() {
         if tags == MAX_VLANS {
@@ -563,17 +628,30 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'
                 value: u32::from(ethertype.0),
             });
         }
-        let header = vlan::Header::new_checked(&frame[at..]).map_err(|e| e.rebased(at))?;
-        // MAX_VLANS tags of 4 bytes after a 14-byte header: the offset fits in u16
+        let header =
+            vlan::Header::new_checked(frame.get(at..).unwrap_or(&[])).map_err(|e| e.rebased(at))?;
+        // MAX_VLANS tags of 4 bytes after a header of at most 96 bytes: the offset fits in u16
         d.vlan_tags[tags] = (ethertype, u16::try_from(at).unwrap_or(u16::MAX));
         d.vlan_count += 1;
         ethertype = header.ethertype();
         at += vlan::HEADER_LEN;
         tags += 1;
     }
+    network_layer(d, ethertype, at, options)
+}
+
+/// The layer an EtherType names, at `at`.
+#[inline]
+fn network_layer<'a>(
+    d: &mut Dissected<'a>,
+    ethertype: EtherType,
+    at: usize,
+    options: &DissectOptions<'_>,
+) -> Result<()> {
+    let frame = d.frame;
     d.ethertype = Some(ethertype);
     d.network_offset = at;
-    let rest = &frame[at..];
+    let rest = frame.get(at..).unwrap_or(&[]);
     match ethertype {
         EtherType::IPV4 => ipv4_layer(d, at, options),
         EtherType::IPV6 => ipv6_layer(d, at, options),
@@ -584,6 +662,117 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'
             Ok(())
         }
         _ => Ok(()),
+    }
+}
+
+/// An ERF record (capture-formats.md §2.1): the headers, then the packet of its type. The
+/// packet's own length fields bound it (never `rlen`).
+fn erf_layer<'a>(d: &mut Dissected<'a>, options: &DissectOptions<'_>) -> Result<()> {
+    let frame = d.frame;
+    let h = erf::Header::new_checked(frame)?;
+    d.erf = true;
+    d.link_header_len = erf::HEADER_LEN as u8;
+    let Some(headers) = h.headers_len() else {
+        // the extension headers run past the captured bytes (or never end)
+        return Err(WireError::Truncated {
+            layer: Layer::Erf,
+            offset: erf::HEADER_LEN,
+            need: erf::EXT_LEN,
+            have: frame.len().saturating_sub(erf::HEADER_LEN),
+        });
+    };
+    let kind = h.payload_kind();
+    let at = headers + kind.subheader_len();
+    crate::error::need(Layer::Erf, at, frame.len())?;
+    // at most 16 + 8 × 8 + 2 bytes
+    d.link_header_len = u8::try_from(at).unwrap_or(u8::MAX);
+    match kind {
+        erf::Payload::Infiniband => ib_layer(d, at, options),
+        erf::Payload::Ethernet => {
+            let eth = ethernet::Frame::new_checked(&frame[at..]).map_err(|e| e.rebased(at))?;
+            let ethertype = eth.ethertype();
+            d.eth = Some(eth);
+            vlan_and_network(d, ethertype, at + ethernet::HEADER_LEN, options)
+        }
+        erf::Payload::Ipv4 => network_layer(d, EtherType::IPV4, at, options),
+        erf::Payload::Ipv6 => network_layer(d, EtherType::IPV6, at, options),
+        erf::Payload::InfinibandLink => Ok(()),
+        erf::Payload::Other(t) => Err(WireError::Unsupported {
+            layer: Layer::Erf,
+            offset: 8,
+            value: u32::from(t),
+        }),
+    }
+}
+
+/// A native InfiniBand packet at `at` (capture-formats.md §1): the LRH, then by LNH the BTH
+/// (local), a GRH and the BTH (global), a raw EtherType packet or a raw IPv6 one. PktLen
+/// bounds the packet; the VCRC follows it.
+fn ib_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>) -> Result<()> {
+    let frame = d.frame;
+    let rest = frame.get(at..).unwrap_or(&[]);
+    let lrh = lrh::Header::new_checked(rest).map_err(|e| e.rebased(at))?;
+    d.lrh_at = u16::try_from(at).ok();
+    let pkt = lrh.pkt_bytes();
+    let (_, cut) = clip(frame, at, pkt + lrh::VCRC_LEN, Layer::Lrh);
+    let after = at + lrh::HEADER_LEN;
+    match lrh.lnh() {
+        lrh::NextHeader::IbaLocal => {
+            let Some(transport) = pkt.checked_sub(lrh::HEADER_LEN) else {
+                return Err(malformed(Layer::Lrh, at, Malformed::LengthTooShort));
+            };
+            d.network_offset = after;
+            roce_layer(
+                d,
+                RoceVersion::Ib,
+                at,
+                after,
+                transport,
+                Encapsulation::IbLocal,
+                cut,
+            )
+        }
+        lrh::NextHeader::IbaGlobal => {
+            let Some(transport) = pkt.checked_sub(lrh::HEADER_LEN + grh::HEADER_LEN) else {
+                return Err(malformed(Layer::Lrh, at, Malformed::LengthTooShort));
+            };
+            let g = frame.get(after..).unwrap_or(&[]);
+            crate::error::need(Layer::Grh, grh::HEADER_LEN, g.len())
+                .map_err(|e| e.rebased(after))?;
+            let grh = grh::Packet::new_unchecked(&g[..grh::HEADER_LEN]);
+            d.network = Some(Network::Grh(grh));
+            d.network_offset = after;
+            if grh.next_header() != grh::NEXT_HEADER_IBA {
+                // tshark stops after the GRH too
+                return cut.map_or(Ok(()), Err);
+            }
+            let bth_at = after + grh::HEADER_LEN;
+            roce_layer(
+                d,
+                RoceVersion::Ib,
+                at,
+                bth_at,
+                transport,
+                Encapsulation::IbGlobal,
+                cut,
+            )
+        }
+        lrh::NextHeader::Raw => {
+            // RWH: 2 reserved bytes, then the EtherType of what follows
+            let rwh = frame.get(after..after + 4).ok_or(WireError::Truncated {
+                layer: Layer::Lrh,
+                offset: after,
+                need: 4,
+                have: frame.len().saturating_sub(after),
+            })?;
+            let ethertype = EtherType(u16::from_be_bytes([rwh[2], rwh[3]]));
+            network_layer(d, ethertype, after + 4, options)?;
+            cut.map_or(Ok(()), Err)
+        }
+        lrh::NextHeader::Ipv6 => {
+            network_layer(d, EtherType::IPV6, after, options)?;
+            cut.map_or(Ok(()), Err)
+        }
     }
 }
 

@@ -46,8 +46,10 @@ fuzz_target!(|data: &[u8]| {
         let (d2, err2) = stack::dissect_with(data, start, &DissectOptions::default());
         check(data, &d2, err2, start, &mut sink);
     }
-    // the raw-IP and loopback link types start on the same bytes
+    // the raw-IP, loopback, ERF and native InfiniBand link types start on the same bytes
     for start in [
+        Start::Erf,
+        Start::Infiniband,
         Start::RawIp,
         Start::Null { network_order: false },
         Start::Null { network_order: true },
@@ -172,6 +174,27 @@ fn check<'a>(
             assert!(d.link_header_len == 0 || usize::from(d.link_header_len) <= frame.len());
         }
         Start::RawIp => assert!(d.eth.is_none() && d.link_header_len == 0),
+        Start::Erf => assert!(d.erf().is_some() || err.is_some_and(|e| e.layer() == Layer::Erf)),
+        Start::Infiniband => {
+            assert!(d.eth.is_none() && d.erf().is_none());
+            assert!(d.lrh().is_some() || err.is_some_and(|e| e.layer() == Layer::Lrh));
+        }
+    }
+    // a native packet's LRH, VCRC and their verdict lie in the frame
+    if let Some((at, lrh)) = d.lrh() {
+        assert_at(frame, lrh.into_inner(), at);
+        show(out, &lrh);
+        let _ = (lrh.vl(), lrh.lver(), lrh.sl(), lrh.reserved2(), lrh.reserved5());
+        if let Some((end, _)) = d.vcrc() {
+            assert!(end + 2 <= frame.len());
+            assert_eq!(end, at + lrh.pkt_bytes());
+        }
+        let _ = d.vcrc_status();
+    }
+    if let Some(erf) = d.erf() {
+        show(out, &erf);
+        let _ = (erf.time_ns(), erf.rlen(), erf.wlen(), erf.lctr(), erf.ext_types().count());
+        assert!(usize::from(d.link_header_len) <= frame.len());
     }
     if let Some(eth) = d.eth {
         let bytes = eth.into_inner();
@@ -345,6 +368,8 @@ fn check_roce<'a>(
     match roce.version {
         RoceVersion::V1 => assert!(matches!(d.network, Some(Network::Grh(_)))),
         RoceVersion::V2 => assert!(d.udp.is_some()),
+        // native: after an LRH (and maybe a GRH), never over UDP
+        RoceVersion::Ib => assert!(d.lrh().is_some() && d.udp.is_none()),
     }
 
     // BTH

@@ -68,7 +68,14 @@ impl CsvWriter {
         write!(
             out,
             "{},{},{},{},{},{},{},{},",
-            f.number, f.time_ns, self.time, s.src, s.dst, s.protocol, f.orig_len, f.caplen
+            f.number,
+            f.time_ns,
+            self.time,
+            s.src,
+            s.dst,
+            s.protocol,
+            view.wire_len(),
+            view.captured_len()
         )?;
         match view.dissected.as_ref().and_then(|d| d.roce.as_ref()) {
             Some(r) => {

@@ -107,9 +107,9 @@ pub fn write_frame(buf: &mut Vec<u8>, view: &FrameView<'_>, time: &mut TimeDigit
     buf.extend_from_slice(b",\"time_ns\":");
     time.write(buf, f.time_ns);
     buf.extend_from_slice(b",\"len\":");
-    uint(buf, u64::from(f.orig_len));
+    uint(buf, u64::from(view.wire_len()));
     buf.extend_from_slice(b",\"caplen\":");
-    uint(buf, u64::from(f.caplen));
+    uint(buf, u64::from(view.captured_len()));
     buf.extend_from_slice(if view.truncated {
         b",\"truncated\":true"
     } else {

@@ -43,7 +43,13 @@ impl TextWriter {
         writeln!(
             out,
             "{:>7} {:>11} {:>17} → {:<17} {:<6} {:>5} {}",
-            view.frame.number, self.time, s.src, s.dst, s.protocol, view.frame.orig_len, s.info
+            view.frame.number,
+            self.time,
+            s.src,
+            s.dst,
+            s.protocol,
+            view.wire_len(),
+            s.info
         )
     }
 }

@@ -38,8 +38,8 @@ impl VerboseWriter {
             t,
             "Frame {}: {} bytes on wire, {} bytes captured, time {}.{:09} (+",
             f.number,
-            f.orig_len,
-            f.caplen,
+            view.wire_len(),
+            view.captured_len(),
             f.time_ns / 1_000_000_000,
             f.time_ns % 1_000_000_000
         );
@@ -53,7 +53,8 @@ impl VerboseWriter {
         }
         t.push('\n');
         if let Some(d) = &view.dissected {
-            if d.link_header_len > 0 {
+            // (an ERF record header is a layer of the tree)
+            if d.link_header_len > 0 && d.erf().is_none() {
                 let _ = writeln!(t, "    {} header [0..{}]", f.link, d.link_header_len);
             }
             let mut tree = TreeWriter::new(&mut *t);

@@ -209,6 +209,10 @@ impl Compiler<'_> {
             }
             Source::Item(p, i) => Src::Paths(vec![split(p, Some(i), None)]),
             Source::Bit(p, b) => Src::Paths(vec![split(p, None, Some(b))]),
+            Source::Swapped32(p) => Src::Paths(vec![Path {
+                swapped: true,
+                ..split(p, None, None)
+            }]),
             Source::MaccOpcode => Src::MaccOpcode,
             Source::Frame(f) => Src::Frame(f),
         };
@@ -302,6 +306,7 @@ fn split(path: &'static str, index: Option<u32>, bit: Option<u8>) -> Path {
         segs: path.split('.').collect(),
         index,
         bit,
+        swapped: false,
     }
 }
 

@@ -176,6 +176,9 @@ impl Eval<'_> {
                     let v = match (p.bit, value.as_u64()) {
                         (Some(b), Some(x)) => Value::Uint((x >> (b & 63)) & 1),
                         (Some(_), None) => Value::Null,
+                        (None, Some(x)) if p.swapped => {
+                            Value::Uint(u64::from((x as u32).swap_bytes()))
+                        }
                         (None, _) => value,
                     };
                     test_value(&atom.test, v)

@@ -74,6 +74,7 @@ impl Summarizer {
                         (true, _) => "CM",
                         (false, RoceVersion::V2) => "RoCEv2",
                         (false, RoceVersion::V1) => "RoCEv1",
+                        (false, RoceVersion::Ib) => "InfiniBand",
                     });
                 roce_info(d, roce, info)?;
             }
@@ -129,6 +130,10 @@ impl Summarizer {
                 let l4 = ip.payload();
                 transport_info(d, ip.next_header(), l4, "IPv6", s)?;
             }
+            (None, Some(Network::Grh(_))) if d.lrh().is_some() => {
+                s.protocol.push_str("InfiniBand");
+                info.push_str("GRH");
+            }
             (None, Some(Network::Grh(_))) => {
                 s.protocol.push_str("RoCEv1");
                 info.push_str("GRH");
@@ -179,12 +184,17 @@ fn addresses(d: &Dissected<'_>, s: &mut SummaryLine) -> fmt::Result {
             write!(s.src, "{}", g.sgid())?;
             write!(s.dst, "{}", g.dgid())
         }
-        _ => match &d.eth {
-            Some(eth) => {
+        _ => match (&d.eth, d.lrh()) {
+            (Some(eth), _) => {
                 write!(s.src, "{}", eth.src_addr())?;
                 write!(s.dst, "{}", eth.dst_addr())
             }
-            None => Ok(()),
+            // a native packet without a GRH: its LIDs, as the flow key writes them
+            (None, Some((_, lrh))) => {
+                write!(s.src, "lid:{:#06x}", lrh.slid())?;
+                write!(s.dst, "lid:{:#06x}", lrh.dlid())
+            }
+            (None, None) => Ok(()),
         },
     }
 }

@@ -3,8 +3,8 @@
 //! NAK runs, READ matching and rule 2), CNP attribution, PFC, the conformance checks that need
 //! both flows, the per-file ICRC verdict (§6.5), and the capture-wide counters.
 
+use super::event::Addr;
 use std::collections::HashMap;
-use std::net::IpAddr;
 
 use rocescope_dissectors::cm::{CmAttribute, CmMessage};
 use rocescope_dissectors::ib::aeth::{AethKind, NakCode, rnr_timer_us};
@@ -90,8 +90,8 @@ impl Default for EngineConfig {
 
 #[derive(Debug, Clone, Copy)]
 struct CmReq {
-    src: IpAddr,
-    dst: IpAddr,
+    src: Addr,
+    dst: Addr,
     qpn: u32,
     pmtu: Option<u32>,
 }
@@ -105,8 +105,8 @@ pub struct Engine {
     flows: Vec<Flow>,
     index: FxHashMap<FlowKey, u32>,
     /// Unpaired flows with requests, by (src, dst): PSN-agreement candidates.
-    requesters: FxHashMap<(IpAddr, IpAddr), Vec<u32>>,
-    cm_reqs: HashMap<(IpAddr, IpAddr, u32), CmReq>,
+    requesters: FxHashMap<(Addr, Addr), Vec<u32>>,
+    cm_reqs: HashMap<(Addr, Addr, u32), CmReq>,
     /// Flow key -> (peer key, PMTU) from captured CM exchanges.
     cm_pairs: HashMap<FlowKey, (FlowKey, Option<u32>)>,
     pfc: PfcTable,
@@ -312,6 +312,7 @@ impl Engine {
         match ev.version {
             RoceVersion::V1 => self.capture.rocev1_frames += 1,
             RoceVersion::V2 => self.capture.roce_frames += 1,
+            RoceVersion::Ib => self.capture.ib_frames += 1,
         }
         if self.trust.admit(ev) {
             self.step_packet(ev, problem, cm.as_deref(), observer);
@@ -829,7 +830,7 @@ impl Engine {
     }
 
     /// A CM message on QP1 from `src` to `dst`.
-    pub fn cm(&mut self, src: IpAddr, dst: IpAddr, msg: &CmMessage) {
+    pub fn cm(&mut self, src: Addr, dst: Addr, msg: &CmMessage) {
         match msg.attribute {
             CmAttribute::CONNECT_REQUEST => {
                 let Some(qpn) = msg.local_qpn else { return };

@@ -22,12 +22,36 @@ pub enum Icrc {
     NotVerifiable,
 }
 
+/// The address of one end of a flow (interfaces.md §6.1): an IP address or a GID (RoCEv1,
+/// and native InfiniBand with a GRH), or the LID of a native InfiniBand packet without one
+/// (written `lid:0x0012`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Addr {
+    Ip(IpAddr),
+    Lid(u16),
+}
+
+impl From<IpAddr> for Addr {
+    fn from(a: IpAddr) -> Self {
+        Addr::Ip(a)
+    }
+}
+
+impl std::fmt::Display for Addr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Addr::Ip(a) => write!(f, "{a}"),
+            Addr::Lid(l) => write!(f, "lid:{l:#06x}"),
+        }
+    }
+}
+
 /// Directional flow key: `(src address, dst address, BTH.DestQP)`; addresses are GIDs for
-/// RoCEv1. No UDP source port (ECMP entropy).
+/// RoCEv1, GIDs or LIDs for native InfiniBand. No UDP source port (ECMP entropy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FlowKey {
-    pub src: IpAddr,
-    pub dst: IpAddr,
+    pub src: Addr,
+    pub dst: Addr,
     pub dest_qp: u32,
 }
 
@@ -83,8 +107,8 @@ impl PacketEvent {
             time_ns: frame * 1000,
             len: 100,
             key: FlowKey {
-                src: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
-                dst: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+                src: Addr::Ip(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1))),
+                dst: Addr::Ip(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2))),
                 dest_qp,
             },
             version: RoceVersion::V2,
@@ -124,19 +148,22 @@ impl PacketEvent {
     pub fn from_view(view: &FrameView<'_>) -> Option<PacketEvent> {
         let d = view.dissected.as_ref()?;
         let roce = d.roce.as_ref()?;
-        let (src, dst, ecn) = match d.network.as_ref()? {
-            Network::Ipv4(ip) => (
-                IpAddr::V4(ip.src_addr()),
-                IpAddr::V4(ip.dst_addr()),
-                ip.ecn(),
+        let ip = |a: IpAddr| Addr::Ip(a);
+        let (src, dst, ecn) = match (d.network.as_ref(), d.lrh()) {
+            (Some(Network::Ipv4(p)), _) => (
+                ip(IpAddr::V4(p.src_addr())),
+                ip(IpAddr::V4(p.dst_addr())),
+                p.ecn(),
             ),
-            Network::Ipv6(ip) => (
-                IpAddr::V6(ip.src_addr()),
-                IpAddr::V6(ip.dst_addr()),
-                ip.ecn(),
+            (Some(Network::Ipv6(p)), _) => (
+                ip(IpAddr::V6(p.src_addr())),
+                ip(IpAddr::V6(p.dst_addr())),
+                p.ecn(),
             ),
-            Network::Grh(grh) => (IpAddr::V6(grh.sgid()), IpAddr::V6(grh.dgid()), 0),
-            Network::MacControl(_) => return None,
+            (Some(Network::Grh(g)), _) => (ip(IpAddr::V6(g.sgid())), ip(IpAddr::V6(g.dgid())), 0),
+            // a native packet without a GRH: its LIDs (§6.1)
+            (None, Some((_, lrh))) => (Addr::Lid(lrh.slid()), Addr::Lid(lrh.dlid()), 0),
+            (Some(Network::MacControl(_)), _) | (None, None) => return None,
         };
         let opcode = roce.opcode();
         let info = roce.info;
@@ -154,10 +181,20 @@ impl PacketEvent {
         let icrc = if view.truncated || malformed {
             Icrc::NotVerifiable
         } else {
-            match roce.icrc_status() {
-                IcrcStatus::Valid => Icrc::Valid,
-                IcrcStatus::Invalid { expected, found } => Icrc::Invalid { expected, found },
-                IcrcStatus::NotVerifiable => Icrc::NotVerifiable,
+            // a native packet's VCRC is checked too: a bad one is a corrupted packet as
+            // well (its values stand in when the ICRC itself is fine)
+            let vcrc = if roce.version == RoceVersion::Ib {
+                d.vcrc_status()
+            } else {
+                IcrcStatus::Valid
+            };
+            match (roce.icrc_status(), vcrc) {
+                (IcrcStatus::Invalid { expected, found }, _)
+                | (IcrcStatus::Valid, IcrcStatus::Invalid { expected, found }) => {
+                    Icrc::Invalid { expected, found }
+                }
+                (IcrcStatus::Valid, _) => Icrc::Valid,
+                (IcrcStatus::NotVerifiable, _) => Icrc::NotVerifiable,
             }
         };
         Some(PacketEvent {

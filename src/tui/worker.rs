@@ -21,6 +21,7 @@ use crate::capture::CaptureReader;
 use crate::capture::index::{IndexEntry, Indexer};
 use crate::filter::{Filter, FrameMarks};
 use crate::frame::FrameView;
+use crate::replay::Addr;
 use crate::replay::{self, Detail, EngineConfig, Finding, Kind, Observer, PacketEvent, Replay};
 use crate::source::{self, Threads};
 
@@ -442,11 +443,14 @@ fn spawn_filter(
 
 /// The display filter selecting one flow's frames.
 #[must_use]
-pub fn flow_filter(src: IpAddr, dst: IpAddr, dest_qp: u32) -> String {
+pub fn flow_filter(src: Addr, dst: Addr, dest_qp: u32) -> String {
     match (src, dst) {
-        (IpAddr::V4(s), IpAddr::V4(d)) => {
+        (Addr::Ip(IpAddr::V4(s)), Addr::Ip(IpAddr::V4(d))) => {
             format!("ip.src == {s} && ip.dst == {d} && qp == {dest_qp:#08x}")
         }
+        (Addr::Lid(s), Addr::Lid(d)) => format!(
+            "infiniband.lrh.slid == {s:#06x} && infiniband.lrh.dlid == {d:#06x} && qp == {dest_qp:#08x}"
+        ),
         (s, d) => format!("ipv6.src == {s} && ipv6.dst == {d} && qp == {dest_qp:#08x}"),
     }
 }
