@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use rocescope_generator::{Generator, MAX_FRAME_LEN, Scenario, Truth};
 
-use crate::sink::{FrameSink, writer_for_path};
+use crate::capture::LinkType;
+use crate::sink::{DEFAULT_SNAPLEN, FrameSink, writer_for_path_link};
 
 pub use crate::config::GenerateConfig;
 
@@ -32,7 +33,11 @@ pub fn run(cfg: &GenerateConfig) -> anyhow::Result<GenerateSummary> {
     let text = fs::read_to_string(&cfg.scenario)
         .with_context(|| format!("reading {}", cfg.scenario.display()))?;
     let scenario = Scenario::from_toml(&text, &cfg.scenario.display().to_string())?;
-    let mut sink = writer_for_path(&cfg.output)
+    let link = match scenario.link_kind {
+        rocescope_generator::scenario::LinkKind::Ethernet => LinkType::ETHERNET,
+        rocescope_generator::scenario::LinkKind::Infiniband => LinkType::ERF,
+    };
+    let mut sink = writer_for_path_link(&cfg.output, DEFAULT_SNAPLEN, link)
         .with_context(|| format!("creating {}", cfg.output.display()))?;
     let (summary, truth) = generate_into(&scenario, cfg.seed, &mut sink)
         .with_context(|| format!("writing {}", cfg.output.display()))?;

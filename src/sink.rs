@@ -524,22 +524,30 @@ pub fn writer_for_path(path: &Path) -> io::Result<Box<dyn FrameSink>> {
 /// # Errors
 /// As [`writer_for_path`].
 pub fn writer_for_path_with(path: &Path, snaplen: u32) -> io::Result<Box<dyn FrameSink>> {
+    writer_for_path_link(path, snaplen, LinkType::ETHERNET)
+}
+
+/// As [`writer_for_path_with`], for frames of link type `link`.
+///
+/// # Errors
+/// As [`writer_for_path`].
+pub fn writer_for_path_link(
+    path: &Path,
+    snaplen: u32,
+    link: LinkType,
+) -> io::Result<Box<dyn FrameSink>> {
     if path.as_os_str() == "-" {
         return Ok(Box::new(PcapWriter::with_config(
             io::stdout(),
             snaplen,
-            LinkType::ETHERNET,
+            link,
         )?));
     }
     let file = File::create(path)?;
     Ok(if wants_pcapng(path) {
-        Box::new(PcapNgWriter::with_config(
-            file,
-            snaplen,
-            LinkType::ETHERNET,
-        )?)
+        Box::new(PcapNgWriter::with_config(file, snaplen, link)?)
     } else {
-        Box::new(PcapWriter::with_config(file, snaplen, LinkType::ETHERNET)?)
+        Box::new(PcapWriter::with_config(file, snaplen, link)?)
     })
 }
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use rocescope::analyze::{AnalyzeConfig, json};
-use rocescope::capture::{Frame, LinkType};
+use rocescope::capture::Frame;
 use rocescope::config::AnalyzeFormat;
 use rocescope::frame::FrameView;
 use rocescope::replay::{Engine, EngineConfig};
@@ -40,7 +40,7 @@ fn run_text(text: &str, path: &Path, seed: u64) -> (Value, Value) {
             time_ns: out.time_ns,
             caplen: u32::try_from(out.len).unwrap(),
             orig_len: u32::try_from(out.orig_len).unwrap(),
-            link: LinkType::ETHERNET,
+            link: g.link_type(),
             input: 0,
             data: &buf[..out.len],
         };
@@ -194,13 +194,34 @@ fn random_scenario(rng: &mut Rng, i: u64) -> String {
             format!("10.9.{i}.{h}")
         }
     };
-    let mut text = format!(
-        "[link]\nspeed_gbps = 100\ndelay_ns = 1000\n[capture]\npoint = \"{point}\"\n\
-         [[host]]\nname = \"a\"\nmac = \"02:00:00:00:09:01\"\nip = \"{}\"\n{vlan}\
-         [[host]]\nname = \"b\"\nmac = \"02:00:00:00:09:02\"\nip = \"{}\"\n{vlan}",
-        ip(1),
-        ip(2)
-    );
+    // one in nine is native InfiniBand: LIDs, and GIDs (a GRH) where the others use IPv6
+    let ib = i % 9 == 4;
+    let mut text = if ib {
+        let gid = |h: u64| {
+            if v6 {
+                format!("gid = \"fe80::9:{i}:{h}\"\n")
+            } else {
+                String::new()
+            }
+        };
+        format!(
+            "[link]\nkind = \"ib\"\nspeed_gbps = 100\ndelay_ns = 1000\n[capture]\npoint = \"{point}\"\n\
+             [[host]]\nname = \"a\"\nlid = {}\n{}\
+             [[host]]\nname = \"b\"\nlid = {}\n{}",
+            1 + i,
+            gid(1),
+            0x100 + i,
+            gid(2)
+        )
+    } else {
+        format!(
+            "[link]\nspeed_gbps = 100\ndelay_ns = 1000\n[capture]\npoint = \"{point}\"\n\
+             [[host]]\nname = \"a\"\nmac = \"02:00:00:00:09:01\"\nip = \"{}\"\n{vlan}\
+             [[host]]\nname = \"b\"\nmac = \"02:00:00:00:09:02\"\nip = \"{}\"\n{vlan}",
+            ip(1),
+            ip(2)
+        )
+    };
     let qps = 1 + rng.below(2);
     for q in 0..qps {
         let transport = if rng.below(5) == 0 { "uc" } else { "rc" };
@@ -230,7 +251,7 @@ fn random_scenario(rng: &mut Rng, i: u64) -> String {
     }
     for _ in 0..1 + rng.below(3) {
         let conn = format!("c{}", rng.below(qps));
-        let kind = rng.pick(&[
+        let mut kind = rng.pick(&[
             "drop",
             "drop",
             "duplicate",
@@ -240,6 +261,9 @@ fn random_scenario(rng: &mut Rng, i: u64) -> String {
             "capture_drop",
             "capture_drop",
         ]);
+        if ib && kind == "ecn_ce" {
+            kind = "corrupt_icrc"; // no IP header, no ECN bits
+        }
         let place = match rng.below(3) {
             0 if kind != "ecn_ce" => format!("psn = {}", rng.below(100_000)),
             1 if kind != "ecn_ce" => format!("every = {}", 5 + rng.below(40)),
@@ -301,6 +325,7 @@ fn random_fault_placement_matches_truth() {
         "not_captured",
     ];
     let mut totals = [0u64; 9];
+    let mut native = 0;
     let mut conformance = std::collections::BTreeMap::<String, u64>::new();
     let (mut flows, mut unreliable, mut timed) = (0, 0, 0);
     for i in 0..RANDOM_SCENARIOS {
@@ -325,6 +350,9 @@ fn random_fault_placement_matches_truth() {
         if truth["capture"]["icrc_unreliable"] == true {
             unreliable += 1;
         }
+        if truth["capture"]["ib_frames"].as_u64().unwrap_or(0) > 0 {
+            native += 1;
+        }
         check(&name, &got, &truth, &mut diffs);
         if diffs.len() > before {
             diffs.push(format!("{name} was:\n{text}"));
@@ -345,6 +373,7 @@ fn random_fault_placement_matches_truth() {
         assert!(t > 0, "no scenario produced any {k}");
     }
     assert!(unreliable > 0 && timed > 0);
+    assert!(native >= 10, "{native} native InfiniBand scenarios");
     // the knobs' findings, each at least once
     for k in [
         "repeated_nak",

@@ -14,9 +14,9 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use rocescope::capture::CaptureReader;
+use rocescope::capture::{CaptureReader, LinkType};
 use rocescope_dissectors::ib::opcode::Position;
-use rocescope_dissectors::stack::{self, Network};
+use rocescope_dissectors::stack::{self, DissectOptions, Network};
 use rocescope_dissectors::{Opcode, Operation};
 use rocescope_generator::Scenario;
 use rocescope_generator::scenario::SizeDist;
@@ -42,6 +42,14 @@ const FIELDS: &[&str] = &[
     "macc.cbfc.pause_time.c5",
     "macc.cbfc.pause_time.c6",
     "macc.cbfc.pause_time.c7",
+    "infiniband.lrh.sl",
+    "infiniband.lrh.lnh",
+    "infiniband.lrh.dlid",
+    "infiniband.lrh.pktlen",
+    "infiniband.lrh.slid",
+    "infiniband.grh.dgid",
+    "infiniband.invariant.crc",
+    "infiniband.variant.crc",
 ];
 
 type Row = Vec<Option<u64>>;
@@ -92,6 +100,10 @@ fn number(s: &str) -> Option<u64> {
         "False" | "false" => return Some(0),
         _ => {}
     }
+    // a GID: its low 48 bits (enough to tell the scenario's apart)
+    if let Ok(a) = s.parse::<std::net::Ipv6Addr>() {
+        return Some(u64::try_from(u128::from(a) & 0xFFFF_FFFF_FFFF).unwrap());
+    }
     Some(match s.strip_prefix("0x") {
         Some(h) => u64::from_str_radix(h, 16).unwrap_or_else(|_| panic!("bad hex {s:?}")),
         None => s.parse().unwrap_or_else(|_| panic!("bad number {s:?}")),
@@ -117,25 +129,50 @@ fn tshark_rows(pcap: &Path) -> Vec<Row> {
 struct Ours {
     row: Row,
     dst_ip: Option<IpAddr>,
+    /// The destination LID of a native packet routed locally.
+    dst_lid: Option<u16>,
     src_mac: [u8; 6],
     opcode: Option<Opcode>,
     payload_len: usize,
 }
 
 /// Whole frames must dissect strictly; frames a snaplen cut, as far as they go.
-fn ours(frame: &[u8], truncated: bool) -> Ours {
+fn ours(frame: &[u8], link: LinkType, truncated: bool) -> Ours {
     let mut row: Row = vec![None; FIELDS.len()];
-    let d = if truncated {
-        stack::dissect_lax(frame).0
-    } else {
-        stack::dissect(frame).unwrap_or_else(|e| panic!("dissect: {e}"))
-    };
+    let start = link.start().expect("a link type the generator writes");
+    let (d, err) = stack::dissect_with(frame, start, &DissectOptions::default());
+    if !truncated {
+        assert!(err.is_none(), "dissect: {err:?}");
+    }
     let src_mac = d.eth.as_ref().map_or([0; 6], |e| e.src_addr().0);
     let dst_ip = match &d.network {
         Some(Network::Ipv4(p)) => Some(IpAddr::V4(p.dst_addr())),
         Some(Network::Ipv6(p)) => Some(IpAddr::V6(p.dst_addr())),
+        Some(Network::Grh(g)) => Some(IpAddr::V6(g.dgid())),
         _ => None,
     };
+    let mut dst_lid = None;
+    if let Some((_, lrh)) = d.lrh() {
+        row[17] = Some(u64::from(lrh.sl()));
+        row[18] = Some(u64::from(lrh.lnh().bits()));
+        row[19] = Some(u64::from(lrh.dlid()));
+        row[20] = Some(u64::from(lrh.pkt_len()));
+        row[21] = Some(u64::from(lrh.slid()));
+        dst_lid = Some(lrh.dlid());
+        if let Some(Network::Grh(g)) = &d.network {
+            row[22] = Some(u64::try_from(u128::from(g.dgid()) & 0xFFFF_FFFF_FFFF).unwrap());
+        }
+        if let Some((_, w)) = d.vcrc() {
+            row[24] = Some(u64::from(u16::from_be_bytes(w)));
+        }
+    }
+    if let Some(r) = &d.roce {
+        // tshark reads the ICRC's wire bytes big-endian (it does not know the CNP opcode,
+        // 0x81, and shows no ICRC for it)
+        if r.bth.opcode() != Opcode::CNP {
+            row[23] = r.icrc.map(|b| u64::from(u32::from_be_bytes(b)));
+        }
+    }
     let (mut opcode, mut payload_len) = (None, 0);
     if let Some(r) = &d.roce {
         let b = &r.bth;
@@ -161,6 +198,7 @@ fn ours(frame: &[u8], truncated: bool) -> Ours {
     Ours {
         row,
         dst_ip,
+        dst_lid,
         src_mac,
         opcode,
         payload_len,
@@ -168,12 +206,12 @@ fn ours(frame: &[u8], truncated: bool) -> Ours {
 }
 
 /// (bytes, truncated) per frame.
-fn read_frames(pcap: &Path) -> Vec<(Vec<u8>, bool)> {
+fn read_frames(pcap: &Path) -> Vec<(Vec<u8>, LinkType, bool)> {
     let mut r = CaptureReader::open(pcap).unwrap();
     let mut v = Vec::new();
     while let Some(f) = r.next_frame() {
         let f = f.unwrap();
-        v.push((f.data.to_vec(), f.truncated()));
+        v.push((f.data.to_vec(), f.link, f.truncated()));
     }
     v
 }
@@ -194,16 +232,20 @@ fn check_scenario(sc: &Scenario, name: &str, n: usize, o: &Ours, seen_pfc: &mut 
     let at = format!("{name} frame {n}");
     if let Some(op) = o.opcode {
         let qpn = u32::try_from(o.row[1].unwrap()).unwrap();
-        let ip = o.dst_ip.unwrap();
+        // the destination host: by IP (or GID), or by LID on a local InfiniBand route
+        let is_dst = |h: usize| {
+            let h = &sc.hosts[h];
+            o.dst_ip.map_or(o.dst_lid == Some(h.lid), |ip| h.ip == ip)
+        };
         // Connections this frame can belong to: (index, toward the responder?).
         let conns: Vec<(usize, bool)> = sc
             .connections
             .iter()
             .enumerate()
             .filter_map(|(i, c)| {
-                if sc.hosts[c.responder].ip == ip && c.responder_qpn == qpn {
+                if is_dst(c.responder) && c.responder_qpn == qpn {
                     Some((i, true))
-                } else if sc.hosts[c.requester].ip == ip && c.requester_qpn == qpn {
+                } else if is_dst(c.requester) && c.requester_qpn == qpn {
                     Some((i, false))
                 } else {
                     None
@@ -212,7 +254,9 @@ fn check_scenario(sc: &Scenario, name: &str, n: usize, o: &Ours, seen_pfc: &mut 
             .collect();
         assert!(
             !conns.is_empty(),
-            "{at}: destination QP {qpn:#x} at {ip} is in no [[connection]]"
+            "{at}: destination QP {qpn:#x} at {:?}/{:?} is in no [[connection]]",
+            o.dst_ip,
+            o.dst_lid
         );
         let Some(info) = op.info() else { return };
         let full = matches!(info.position, Position::First | Position::Middle);
@@ -314,8 +358,8 @@ fn tshark_agrees_with_rocescope_and_the_scenario() {
         assert_eq!(theirs.len(), frames.len(), "{name}: frame count");
         let mut seen_pfc = BTreeSet::new();
         let mut roce = 0;
-        for (i, ((frame, truncated), t)) in frames.iter().zip(&theirs).enumerate() {
-            let o = ours(frame, *truncated);
+        for (i, ((frame, link, truncated), t)) in frames.iter().zip(&theirs).enumerate() {
+            let o = ours(frame, *link, *truncated);
             assert_eq!(
                 &o.row,
                 t,
@@ -333,7 +377,7 @@ fn tshark_agrees_with_rocescope_and_the_scenario() {
             // every tcp_bth option decodes as an RFC 6994 experimental option with ExID 0xEFAB
             let ours_n = frames
                 .iter()
-                .filter(|(f, _)| stack::dissect(f).is_ok_and(|d| d.tcp_bth().is_some()))
+                .filter(|(f, _, _)| stack::dissect(f).is_ok_and(|d| d.tcp_bth().is_some()))
                 .count();
             let exp = tshark(&pcap, &["-Y", "tcp.options.experimental.exid == 0xefab"]);
             assert!(ours_n > 0, "{name}: no tcp_bth frames");

@@ -13,7 +13,7 @@ use crate::checksum::ChecksumMode;
 use crate::ethernet::{self, EtherType};
 use crate::ib::opcode::ExtHeader;
 use crate::ib::{
-    aeth, atomic_ack_eth, atomic_eth, bth, deth, feth, ieth, immdt, rdeth, reth, xrceth,
+    aeth, atomic_ack_eth, atomic_eth, bth, deth, feth, ieth, immdt, lrh, rdeth, reth, xrceth,
 };
 use crate::icrc::{self, Encapsulation, ICRC_LEN};
 use crate::ipv4::IpProtocol;
@@ -157,6 +157,12 @@ pub enum NetworkRepr {
     },
     /// RoCEv1: GRH directly after Ethernet.
     RoceV1(grh::Repr),
+    /// Native InfiniBand: the LRH (its LNH and PktLen set by the builder) and a GRH when the
+    /// route is global; no Ethernet (`RoceFrame::l2` is not written), the VCRC after the ICRC.
+    Ib {
+        lrh: lrh::Repr,
+        grh: Option<grh::Repr>,
+    },
 }
 
 impl NetworkRepr {
@@ -165,7 +171,13 @@ impl NetworkRepr {
             NetworkRepr::Ipv4 { .. } => ipv4::HEADER_LEN + udp::HEADER_LEN,
             NetworkRepr::Ipv6 { .. } => ipv6::HEADER_LEN + udp::HEADER_LEN,
             NetworkRepr::RoceV1(_) => grh::HEADER_LEN,
+            NetworkRepr::Ib { grh: None, .. } => lrh::HEADER_LEN,
+            NetworkRepr::Ib { grh: Some(_), .. } => lrh::HEADER_LEN + grh::HEADER_LEN,
         }
+    }
+
+    const fn is_ib(&self) -> bool {
+        matches!(self, NetworkRepr::Ib { .. })
     }
 }
 
@@ -265,9 +277,13 @@ impl RoceFrame {
         bth::HEADER_LEN + ext + self.payload_len + self.pad_count() + ICRC_LEN
     }
 
-    /// Bytes `emit` writes (Ethernet padding to 60 bytes included).
+    /// Bytes `emit` writes (Ethernet padding to 60 bytes included; a native packet has no
+    /// Ethernet and ends in its VCRC).
     #[must_use]
     pub fn buffer_len(&self) -> usize {
+        if self.network.is_ib() {
+            return self.network.header_len() + self.transport_len() + lrh::VCRC_LEN;
+        }
         (self.l2.len() + self.network.header_len() + self.transport_len()).max(MIN_FRAME_LEN)
     }
 
@@ -359,6 +375,18 @@ impl RoceFrame {
                 addrs(&mut k, grh.sgid.to_bits(), grh.dgid.to_bits());
                 k[4] = 3 | (u64::from(grh.next_header) << 8);
             }
+            NetworkRepr::Ib { lrh, grh } => {
+                if let Some(g) = grh {
+                    addrs(&mut k, g.sgid.to_bits(), g.dgid.to_bits());
+                }
+                // VL is masked (local) or the whole LRH (global); the rest is covered
+                k[4] = 4
+                    | (u64::from(grh.is_some()) << 3)
+                    | (u64::from(lrh.lver) << 8)
+                    | (u64::from(lrh.sl) << 12)
+                    | (u64::from(lrh.dlid) << 16)
+                    | (u64::from(lrh.slid) << 40);
+            }
         }
         k[4] |= u64::from(self.bth.tver) << 32;
         k[5] |= (self.transport_len() as u64) << 32;
@@ -393,11 +421,16 @@ impl RoceFrame {
             NetworkRepr::Ipv4 { .. } => EtherType::IPV4,
             NetworkRepr::Ipv6 { .. } => EtherType::IPV6,
             NetworkRepr::RoceV1(_) => EtherType::ROCEV1,
+            NetworkRepr::Ib { .. } => EtherType(0),
         };
-        let net_at = self.l2.emit(buf, inner);
+        let net_at = if self.network.is_ib() {
+            0
+        } else {
+            self.l2.emit(buf, inner)
+        };
         let bth_at = net_at + self.network.header_len();
         let end = bth_at + transport_len;
-        buf[end..].fill(0); // Ethernet padding
+        buf[end..].fill(0); // Ethernet padding (a native packet's VCRC goes there)
 
         // Payload and pad.
         let list = self.ext_list();
@@ -482,6 +515,32 @@ impl RoceFrame {
                 grh.emit(&mut grh::Packet::new_unchecked(&mut buf[net_at..end]));
                 (Encapsulation::RoceV1, None)
             }
+            NetworkRepr::Ib { lrh, grh } => {
+                let mut lrh = lrh;
+                let words = (self.network.header_len() + transport_len) / 4;
+                lrh.pkt_len = u16::try_from(words).ok().filter(|&w| w <= 0x07FF).ok_or(
+                    BuildError::InvalidRepr("packet too large for the LRH's PktLen"),
+                )?;
+                lrh.lnh = if grh.is_some() {
+                    lrh::NextHeader::IbaGlobal
+                } else {
+                    lrh::NextHeader::IbaLocal
+                };
+                lrh.emit(&mut lrh::Header::new_unchecked(&mut buf[..lrh::HEADER_LEN]));
+                match grh {
+                    Some(mut g) => {
+                        #[allow(clippy::cast_possible_truncation)] // ≤ PktLen's 8 KiB
+                        {
+                            g.payload_len = transport_len as u16;
+                        }
+                        g.emit(&mut grh::Packet::new_unchecked(
+                            &mut buf[lrh::HEADER_LEN..end],
+                        ));
+                        (Encapsulation::IbGlobal, None)
+                    }
+                    None => (Encapsulation::IbLocal, None),
+                }
+            }
         };
 
         let crc = icrc_of(encapsulation, &buf[net_at..end - ICRC_LEN])
@@ -495,6 +554,10 @@ impl RoceFrame {
             IcrcPolicy::Corrupt(x) => crc ^ x.max(1),
         };
         buf[end - ICRC_LEN..end].copy_from_slice(&crc.to_le_bytes());
+        if self.network.is_ib() {
+            let v = icrc::vcrc(&buf[..end]);
+            buf[end..end + lrh::VCRC_LEN].copy_from_slice(&v.to_le_bytes());
+        }
 
         if let Some((udp_at, src, dst)) = udp_at {
             let fill = match policy.udp_checksum {

@@ -67,7 +67,13 @@ pub enum OpKind {
 pub struct Host {
     pub name: String,
     pub mac: [u8; 6],
+    /// The IP address (Ethernet), or on InfiniBand the GID when it is IPv6 (the host's
+    /// packets then carry a GRH) and nothing when it is IPv4 (local routes, LIDs only).
     pub ip: IpAddr,
+    /// InfiniBand local identifier.
+    pub lid: u16,
+    /// InfiniBand service level.
+    pub sl: u8,
     /// VLAN id and PCP of the frames this host sends.
     pub vlan: Option<(u16, u8)>,
     pub dscp: u8,
@@ -253,9 +259,19 @@ pub struct PfcSpec {
 }
 
 /// A validated scenario.
+/// What the link is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkKind {
+    /// Ethernet with RoCE (the default).
+    Ethernet,
+    /// Native InfiniBand, written as ibdump writes it: ERF records (link type 197).
+    Infiniband,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
     pub origin: String,
+    pub link_kind: LinkKind,
     pub link_bps: u64,
     pub delay_ns: u64,
     pub start_ns: u64,
@@ -296,6 +312,7 @@ struct RawScenario {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawLink {
+    kind: Option<S<String>>,
     speed_gbps: Option<S<u64>>,
     delay_ns: Option<S<u64>>,
     start_ns: Option<S<u64>>,
@@ -315,8 +332,11 @@ struct RawCapture {
 #[serde(deny_unknown_fields)]
 struct RawHost {
     name: S<String>,
-    mac: S<String>,
-    ip: S<String>,
+    mac: Option<S<String>>,
+    ip: Option<S<String>>,
+    gid: Option<S<String>>,
+    lid: Option<S<u16>>,
+    sl: Option<S<u8>>,
     vlan: Option<S<u16>>,
     pcp: Option<S<u8>>,
     dscp: Option<S<u8>>,
@@ -524,6 +544,21 @@ impl Scenario {
         let raw: RawScenario = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
 
         // link
+        let link_kind = match raw.link.as_ref().and_then(|l| l.get_ref().kind.as_ref()) {
+            None => LinkKind::Ethernet,
+            Some(k) => match k.get_ref().as_str() {
+                "ethernet" => LinkKind::Ethernet,
+                "ib" | "infiniband" => LinkKind::Infiniband,
+                other => {
+                    return Err(ctx.err(
+                        k.span(),
+                        "link.kind",
+                        format!("unknown link kind {other:?} (ethernet, ib)"),
+                    ));
+                }
+            },
+        };
+        let ib = link_kind == LinkKind::Infiniband;
         let (link_bps, delay_ns, start_ns, stop_ns, max_frames) = match &raw.link {
             None => (
                 100_000_000_000,
@@ -622,23 +657,103 @@ impl Scenario {
                     format!("duplicate host {name:?}"),
                 ));
             }
-            let mac = parse_mac(h.mac.get_ref()).ok_or_else(|| {
-                ctx.err(
-                    h.mac.span(),
-                    "host.mac",
-                    format!("{:?} is not a MAC address", h.mac.get_ref()),
-                )
-            })?;
-            if mac[0] & 1 != 0 {
-                return Err(ctx.err(h.mac.span(), "host.mac", "must be a unicast address"));
+            let hi = hosts.len();
+            let mac = match (&h.mac, ib) {
+                (Some(m), _) => {
+                    let mac = parse_mac(m.get_ref()).ok_or_else(|| {
+                        ctx.err(
+                            m.span(),
+                            "host.mac",
+                            format!("{:?} is not a MAC address", m.get_ref()),
+                        )
+                    })?;
+                    if mac[0] & 1 != 0 {
+                        return Err(ctx.err(m.span(), "host.mac", "must be a unicast address"));
+                    }
+                    mac
+                }
+                // InfiniBand has no MACs
+                (None, true) => [2, 0, 0, 0, 0, u8::try_from(hi & 0xFF).unwrap_or(0)],
+                (None, false) => {
+                    return Err(ctx.err(
+                        h.name.span(),
+                        "host.mac",
+                        "missing, and there is no default",
+                    ));
+                }
+            };
+            let lid = match &h.lid {
+                None => u16::try_from(hi + 1).unwrap_or(1),
+                Some(l) if !ib => {
+                    return Err(ctx.err(l.span(), "host.lid", "needs [link] kind = \"ib\""));
+                }
+                // unicast LIDs are 0x0001..=0xBFFF
+                Some(l) if !(1..=0xBFFF).contains(l.get_ref()) => {
+                    return Err(ctx.err(l.span(), "host.lid", "must be a unicast LID, 1..=0xBFFF"));
+                }
+                Some(l) => *l.get_ref(),
+            };
+            let sl = match &h.sl {
+                None => 0,
+                Some(v) if !ib => {
+                    return Err(ctx.err(v.span(), "host.sl", "needs [link] kind = \"ib\""));
+                }
+                Some(v) if *v.get_ref() > 15 => {
+                    return Err(ctx.err(v.span(), "host.sl", "must be 0..=15"));
+                }
+                Some(v) => *v.get_ref(),
+            };
+            let ip: IpAddr = match (&h.ip, &h.gid, ib) {
+                (Some(ip), None, false) => ip.get_ref().parse().map_err(|_| {
+                    ctx.err(
+                        ip.span(),
+                        "host.ip",
+                        format!("{:?} is not an IPv4 or IPv6 address", ip.get_ref()),
+                    )
+                })?,
+                (None, _, false) => {
+                    return Err(ctx.err(
+                        h.name.span(),
+                        "host.ip",
+                        "missing, and there is no default",
+                    ));
+                }
+                (_, Some(g), false) => {
+                    return Err(ctx.err(
+                        g.span(),
+                        "host.gid",
+                        "needs [link] kind = \"ib\" (RoCE hosts have an ip)",
+                    ));
+                }
+                (Some(ip), _, true) => {
+                    return Err(ctx.err(
+                        ip.span(),
+                        "host.ip",
+                        "an InfiniBand host has a lid (and a gid for global routes), not an ip",
+                    ));
+                }
+                // InfiniBand: the GID routes globally (a GRH on every packet); without one
+                // the host is reached by its LID only (the address is not on the wire)
+                (None, Some(g), true) => {
+                    let gid: std::net::Ipv6Addr = g.get_ref().parse().map_err(|_| {
+                        ctx.err(
+                            g.span(),
+                            "host.gid",
+                            format!("{:?} is not a GID (IPv6 notation)", g.get_ref()),
+                        )
+                    })?;
+                    IpAddr::V6(gid)
+                }
+                (None, None, true) => IpAddr::V4(std::net::Ipv4Addr::new(
+                    0,
+                    0,
+                    0,
+                    u8::try_from(hi & 0xFF).unwrap_or(0),
+                )),
+            };
+            if let Some(v) = h.vlan.as_ref().filter(|_| ib) {
+                return Err(ctx.err(v.span(), "host.vlan", "InfiniBand has no VLANs (use sl)"));
             }
-            let ip: IpAddr = h.ip.get_ref().parse().map_err(|_| {
-                ctx.err(
-                    h.ip.span(),
-                    "host.ip",
-                    format!("{:?} is not an IPv4 or IPv6 address", h.ip.get_ref()),
-                )
-            })?;
             let vlan = match &h.vlan {
                 None => {
                     if let Some(p) = &h.pcp {
@@ -673,6 +788,8 @@ impl Scenario {
                 name,
                 mac,
                 ip,
+                lid,
+                sl,
                 vlan,
                 dscp,
                 ecn,
@@ -1223,8 +1340,36 @@ impl Scenario {
             });
         }
 
+        if ib {
+            if let Some(f) = faults.iter().find(|f| f.kind == FaultKind::EcnCe) {
+                let _ = f;
+                return Err(ctx.err(
+                    raw.link.as_ref().map_or(0..0, Spanned::span),
+                    "fault.kind",
+                    "ecn_ce needs IP (ECN bits): not on an InfiniBand link",
+                ));
+            }
+            if let Some(p) = raw.pfc.first() {
+                return Err(ctx.err(
+                    p.span(),
+                    "pfc",
+                    "PFC is Ethernet's: not on an InfiniBand link",
+                ));
+            }
+            if let Some(c) = conns.iter().find(|c| c.transport == TransportKind::TcpBth) {
+                return Err(ctx.err(
+                    raw.link.as_ref().map_or(0..0, Spanned::span),
+                    "connection.transport",
+                    format!(
+                        "connection {:?}: tcp_bth runs over TCP/IP, not on an InfiniBand link",
+                        c.name
+                    ),
+                ));
+            }
+        }
         Ok(Scenario {
             origin: origin.to_owned(),
+            link_kind,
             link_bps,
             delay_ns,
             start_ns,

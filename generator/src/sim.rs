@@ -33,15 +33,16 @@ use rocescope_dissectors::builder::{
 use rocescope_dissectors::ethernet::{self, EtherType};
 use rocescope_dissectors::ib::aeth::{self, AethKind, NakCode, Syndrome};
 use rocescope_dissectors::ib::opcode::{Operation, Position, Transport};
-use rocescope_dissectors::ib::{atomic_ack_eth, atomic_eth, bth, deth, ieth, immdt, reth};
+use rocescope_dissectors::ib::{atomic_ack_eth, atomic_eth, bth, deth, ieth, immdt, lrh, reth};
+use rocescope_dissectors::link::LinkType;
 use rocescope_dissectors::mac_control::{self, PAUSE_DST};
 use rocescope_dissectors::vlan::{self, VlanId};
-use rocescope_dissectors::{Opcode, Psn, Qpn, ipv4, ipv6};
+use rocescope_dissectors::{Opcode, Psn, Qpn, erf, grh, ipv4, ipv6};
 
 use crate::rng::Rng;
 use crate::scenario::{
-    CaptureIcrc, CapturePoint, Direction, FaultKind, OpKind, Scenario, Selector, SizeDist,
-    TransportKind,
+    CaptureIcrc, CapturePoint, Direction, FaultKind, LinkKind, OpKind, Scenario, Selector,
+    SizeDist, TransportKind,
 };
 use crate::tcp_bth::TcpModel;
 use crate::truth::{Seen, Truth, TruthEngine};
@@ -351,9 +352,17 @@ impl<'s> Generator<'s> {
                 last_ack_msn: 0,
                 resp_error: false,
             });
-            let a = sc.hosts[c.requester].ip;
-            let b = sc.hosts[c.responder].ip;
-            flow_keys.push((a, b, c.responder_qpn));
+            // the addresses the analyzer keys flows by (§6.1): IPs, or on InfiniBand GIDs
+            // between hosts that have them, else LIDs
+            let (ha, hb) = (&sc.hosts[c.requester], &sc.hosts[c.responder]);
+            let (a, b) = match sc.link_kind {
+                LinkKind::Infiniband if !(ha.ip.is_ipv6() && hb.ip.is_ipv6()) => (
+                    format!("lid:{:#06x}", ha.lid),
+                    format!("lid:{:#06x}", hb.lid),
+                ),
+                _ => (ha.ip.to_string(), hb.ip.to_string()),
+            };
+            flow_keys.push((a.clone(), b.clone(), c.responder_qpn));
             flow_keys.push((b, a, c.requester_qpn));
         }
         let mut pauses = vec![Vec::new(); nhosts * 8];
@@ -396,7 +405,7 @@ impl<'s> Generator<'s> {
             captured: VecDeque::with_capacity(64),
             slab: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
-            truth: TruthEngine::new(flow_keys, sc.link_bps),
+            truth: TruthEngine::new(flow_keys, sc.link_bps, sc.link_kind == LinkKind::Infiniband),
             tcp: TcpModel::new(sc, seed),
             frames: 0,
             emit_cache: EmitCache::new(),
@@ -511,6 +520,15 @@ impl<'s> Generator<'s> {
             n += 1;
         }
         Ok(n)
+    }
+
+    /// The link type of the frames it writes: Ethernet, or ERF for native InfiniBand.
+    #[must_use]
+    pub fn link_type(&self) -> LinkType {
+        match self.sc.link_kind {
+            LinkKind::Ethernet => LinkType::ETHERNET,
+            LinkKind::Infiniband => LinkType::ERF,
+        }
     }
 
     /// What §6 says the frames generated so far show (call after the last frame).

@@ -10,8 +10,6 @@
 
 mod stream;
 
-use std::net::IpAddr;
-
 use rocescope_dissectors::Psn;
 use rocescope_dissectors::ib::aeth::{AethKind, NakCode, Syndrome};
 use rocescope_dissectors::ib::opcode::{Operation, Position};
@@ -214,7 +212,7 @@ pub(crate) struct Seen {
 
 #[derive(Debug, Clone, Default)]
 struct FlowState {
-    key: Option<(IpAddr, IpAddr, u32)>,
+    key: Option<(String, String, u32)>,
     order: u64,
     frames: u64,
     has_request: bool,
@@ -311,10 +309,16 @@ pub(crate) struct TruthEngine {
     icrc: IcrcJudging,
     /// RoCE frames (with their capture order) waiting for the §6.5 verdict.
     judged_later: Vec<(u64, Seen)>,
+    /// The frames are native InfiniBand (`ib_frames`, not `roce_frames`).
+    native: bool,
 }
 
 impl TruthEngine {
-    pub(crate) fn new(flow_keys: Vec<(IpAddr, IpAddr, u32)>, link_bps: u64) -> TruthEngine {
+    pub(crate) fn new(
+        flow_keys: Vec<(String, String, u32)>,
+        link_bps: u64,
+        native: bool,
+    ) -> TruthEngine {
         let flows = flow_keys
             .into_iter()
             .enumerate()
@@ -335,6 +339,7 @@ impl TruthEngine {
             link_bps,
             icrc: IcrcJudging::Open(0),
             judged_later: Vec::new(),
+            native,
         }
     }
 
@@ -360,7 +365,11 @@ impl TruthEngine {
     /// frames before any of them takes part.
     pub(crate) fn roce(&mut self, s: &Seen) {
         self.frame(s.time, s.truncated);
-        self.capture.roce_frames += 1;
+        if self.native {
+            self.capture.ib_frames += 1;
+        } else {
+            self.capture.roce_frames += 1;
+        }
         let order = self.order;
         if let IcrcJudging::Open(bad) = self.icrc {
             if !s.truncated {
@@ -540,13 +549,13 @@ impl TruthEngine {
         if self.flows[y].peer.is_some() {
             return;
         }
-        let Some((ys, yd, _)) = self.flows[y].key else {
+        let Some((ys, yd, _)) = self.flows[y].key.clone() else {
             return;
         };
         let mut found = None;
         for (x, c) in self.flows.iter().enumerate() {
-            let Some((xs, xd, _)) = c.key else { continue };
-            if x == y || c.peer.is_some() || xs != yd || xd != ys || !c.stream.started {
+            let Some((xs, xd, _)) = &c.key else { continue };
+            if x == y || c.peer.is_some() || *xs != yd || *xd != ys || !c.stream.started {
                 continue;
             }
             if c.stream.pairs_with(psn) {
@@ -667,7 +676,7 @@ impl TruthEngine {
             if f.frames == 0 {
                 continue;
             }
-            let Some((src, dst, qp)) = f.key else {
+            let Some((src, dst, qp)) = f.key.clone() else {
                 continue;
             };
             let st = &f.stream;
@@ -736,8 +745,8 @@ impl TruthEngine {
             rows.push((
                 f.order,
                 FlowTruth {
-                    src: src.to_string(),
-                    dst: dst.to_string(),
+                    src,
+                    dst,
                     destqp: qp,
                     transport,
                     frames: f.frames,

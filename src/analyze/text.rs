@@ -216,9 +216,15 @@ pub fn write(
         (Some(a), Some(b)) => Duration(b.saturating_sub(a)).to_string(),
         _ => "0s".to_string(),
     };
+    // native InfiniBand is named only when the capture has some (most are RoCE)
+    let ib = if c.ib_frames > 0 {
+        format!("{} InfiniBand, ", c.ib_frames)
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "{}: {} frames in {span} ({} RoCEv2, {} RoCEv1, {} PFC, {} PAUSE); {} truncated, {} malformed, {} ICRC errors; link {}",
+        "{}: {} frames in {span} ({ib}{} RoCEv2, {} RoCEv1, {} PFC, {} PAUSE); {} truncated, {} malformed, {} ICRC errors; link {}",
         files.join(", "),
         c.frames,
         c.roce_frames,

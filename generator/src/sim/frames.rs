@@ -13,6 +13,18 @@ impl Generator<'_> {
             Dir::Resp => conn.responder,
         };
         let h = &self.sc.hosts[src];
+        if self.sc.link_kind == LinkKind::Infiniband {
+            // LRH, a GRH between GIDs, the transport, ICRC and VCRC (no ERF header: that is
+            // the capture's, not the wire's)
+            let headers = p
+                .opcode
+                .info()
+                .and_then(|i| i.header_bytes())
+                .unwrap_or(bth::HEADER_LEN);
+            let grh = if h.ip.is_ipv6() { 40 } else { 0 };
+            let payload = p.payload as usize;
+            return 8 + grh + headers + payload + (payload.wrapping_neg() & 3) + 4 + 2;
+        }
         let l2 = ethernet::HEADER_LEN
             + if h.vlan.is_some() {
                 vlan::HEADER_LEN
@@ -62,6 +74,30 @@ impl Generator<'_> {
         };
         let src_port = if cnp { 0 } else { conn.udp_sport };
         let network = match (sh.ip, dh.ip) {
+            _ if self.sc.link_kind == LinkKind::Infiniband => NetworkRepr::Ib {
+                lrh: lrh::Repr {
+                    vl: 0,
+                    lver: 0,
+                    sl: sh.sl,
+                    lnh: lrh::NextHeader::IbaLocal,
+                    dlid: dh.lid,
+                    pkt_len: 0,
+                    slid: sh.lid,
+                },
+                // hosts with GIDs route globally (a GRH), the others locally (LIDs only)
+                grh: match (sh.ip, dh.ip) {
+                    (IpAddr::V6(s), IpAddr::V6(d)) => Some(grh::Repr {
+                        tclass: 0,
+                        flow_label: 0,
+                        payload_len: 0,
+                        next_header: grh::NEXT_HEADER_IBA,
+                        hop_limit: 64,
+                        sgid: s,
+                        dgid: d,
+                    }),
+                    _ => None,
+                },
+            },
             (IpAddr::V4(s), IpAddr::V4(d)) => NetworkRepr::Ipv4 {
                 ip: ipv4::Repr {
                     src_addr: s,
@@ -167,7 +203,29 @@ impl Generator<'_> {
                     ..Policy::default()
                 };
                 let fill = (p.psn.value() & 0xFF) as u8;
-                let len = frame.emit_filled(buf, &policy, fill, &mut self.emit_cache)?;
+                let ib = self.sc.link_kind == LinkKind::Infiniband;
+                // a native packet goes in an ERF record, as ibdump writes it
+                let at = if ib { erf::HEADER_LEN } else { 0 };
+                let Some(body) = buf.get_mut(at..) else {
+                    return Err(GenError::Build(BuildError::BufferTooSmall {
+                        need: at,
+                        have: 0,
+                    }));
+                };
+                let len = at + frame.emit_filled(body, &policy, fill, &mut self.emit_cache)?;
+                if ib {
+                    let wire = u16::try_from(len - at).unwrap_or(u16::MAX);
+                    erf::Repr {
+                        timestamp: 0,
+                        record_type: erf::types::INFINIBAND,
+                        flags: 4,
+                        rlen: u16::try_from(len).unwrap_or(u16::MAX),
+                        lctr: 0,
+                        wlen: wire,
+                    }
+                    .emit(&mut erf::Header::new_unchecked(&mut buf[..erf::HEADER_LEN]));
+                    erf::Header::new_unchecked(&mut buf[..erf::HEADER_LEN]).set_time_ns(time_ns);
+                }
                 let snap = match (p.snap, self.sc.snaplen) {
                     (0, 0) => len,
                     (0, s) | (s, 0) => s as usize,
