@@ -20,6 +20,10 @@ pub struct GlobalArgs {
     /// Extra UDP destination port to treat as RoCEv2 (4791 always is); repeatable.
     #[arg(long = "roce-port", value_name = "PORT", global = true)]
     pub roce_ports: Vec<u16>,
+    /// What the RD opcode range (0x40-0x5F) carries: NVIDIA DC (the default: no hardware
+    /// implements IBA RD) or IBA RD.
+    #[arg(long = "rd-as", value_enum, default_value_t = RdAs::Dc, global = true)]
+    pub rd_as: RdAs,
     /// Link speed for PFC quanta to time (10G, 25G, 100G, 400G, 800G …).
     #[arg(long, value_name = "SPEED", default_value = "100G", global = true)]
     pub link_speed: String,
@@ -29,6 +33,12 @@ pub struct GlobalArgs {
     /// Colour output.
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
     pub color: Color,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RdAs {
+    Dc,
+    Rd,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -61,6 +61,8 @@ impl Color {
 pub struct GlobalConfig {
     /// Extra UDP destination ports carrying RoCEv2 (4791 always does).
     pub roce_ports: Vec<u16>,
+    /// The RD opcode range is IBA RD, not NVIDIA DC (`--rd-as rd`).
+    pub rd_as_rd: bool,
     /// Converts PFC quanta to time.
     pub link_bps: u64,
     pub quiet: bool,
@@ -73,6 +75,7 @@ impl TryFrom<&cli::GlobalArgs> for GlobalConfig {
     fn try_from(args: &cli::GlobalArgs) -> anyhow::Result<Self> {
         Ok(GlobalConfig {
             roce_ports: args.roce_ports.clone(),
+            rd_as_rd: args.rd_as == cli::RdAs::Rd,
             link_bps: parse_link_speed(&args.link_speed)?,
             quiet: args.quiet,
             color: Color::resolve(args.color),

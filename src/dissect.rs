@@ -70,6 +70,7 @@ fn marks(cfg: &DissectConfig) -> anyhow::Result<Option<FrameMarks>> {
     let engine = EngineConfig {
         link_bps: cfg.link_bps,
         roce_ports: cfg.roce_ports.clone(),
+        rd_as_rd: cfg.rd_as_rd,
         ..EngineConfig::default()
     };
     let replayed = replay::run(&mut source, &engine, &mut ());
@@ -115,6 +116,7 @@ fn frames(
 ) -> anyhow::Result<()> {
     let options = DissectOptions {
         roce_ports: &cfg.roce_ports,
+        rd_as_rd: cfg.rd_as_rd,
         ..DissectOptions::default()
     };
     let mut shown = 0u64;

@@ -254,9 +254,9 @@ struct Path {
     segs: Vec<&'static str>,
     index: Option<u32>,
     bit: Option<u8>,
-    /// Compare the 32-bit value with its bytes swapped (a field the tree reads little-endian
-    /// that Wireshark reads in wire order).
-    swapped: bool,
+    /// Compare the value with its bytes swapped, as a number of this many bytes (a field the
+    /// tree reads little-endian that Wireshark reads in wire order); 0: as it is.
+    swapped: u8,
 }
 
 #[derive(Debug, Clone)]

@@ -111,6 +111,7 @@ pub fn run_with<S: FrameSource + ?Sized>(
     };
     let options = DissectOptions {
         roce_ports: &cfg.roce_ports,
+        rd_as_rd: cfg.rd_as_rd,
         ..DissectOptions::default()
     };
     let mut engine = Engine::new(cfg.clone());

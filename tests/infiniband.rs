@@ -227,7 +227,7 @@ fn fields_agree_with_tshark() {
         ("infiniband.deth.q_key", "deth/qkey"),
         ("infiniband.deth.srcqp", "deth/srcqp"),
         ("infiniband.aeth.msn", "aeth/msn"),
-        ("infiniband.variant.crc", "vcrc/wire"),
+        ("erf.flags", "erf/flags"),
     ];
     let mut cmd = Command::new("tshark");
     cmd.arg("-r").arg(&p).args(["-T", "fields"]);
@@ -273,4 +273,16 @@ fn fields_agree_with_tshark() {
         .collect();
     assert_eq!(crcs, ["0xfc272caf", "0x556746f7"]);
     assert!(compared >= 35, "{compared}");
+}
+
+/// The bare words: `ib` for native packets, `rocev1` only for RoCEv1 (a native packet has a
+/// GRH and a BTH too).
+#[test]
+fn bare_words_tell_native_from_rocev1() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v.pcap");
+    pcap(&p, 197, &[vector_a(), vector_b()]);
+    assert_eq!(jsonl(&p, &["-Y", "ib"]).len(), 2);
+    assert_eq!(jsonl(&p, &["-Y", "rocev1"]).len(), 0);
+    assert_eq!(jsonl(&p, &["-Y", "ib && grh"]).len(), 1);
 }

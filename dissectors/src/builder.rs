@@ -194,6 +194,12 @@ pub struct ExtReprs {
     pub immdt: Option<immdt::Repr>,
     pub ieth: Option<ieth::Repr>,
     pub feth: Option<feth::Repr>,
+    /// NVIDIA DC's 8 bytes after the BTH. Set on an RD-range opcode, it selects the DC
+    /// layout (`Opcode::dc_info`); the bytes are written as given (their meaning is not
+    /// settled, capture-formats.md §3.3).
+    pub dc: Option<[u8; 8]>,
+    /// The DC connect header of opcode 0x55 with SE 0.
+    pub dcceth: Option<[u8; 16]>,
 }
 
 impl ExtReprs {
@@ -237,6 +243,13 @@ impl ExtReprs {
                 .ieth
                 .ok_or(missing("opcode needs an IETH"))?
                 .emit(&mut ieth::Header::new_unchecked(buf)),
+            ExtHeader::Dc => {
+                buf[..8].copy_from_slice(&self.dc.ok_or(missing("DC needs its 8 bytes"))?)
+            }
+            ExtHeader::Dcceth => {
+                buf[..16]
+                    .copy_from_slice(&self.dcceth.ok_or(missing("DC_CONNECT needs a DCCETH"))?);
+            }
             ExtHeader::Feth => self
                 .feth
                 .ok_or(missing("opcode needs a FETH"))?
@@ -260,11 +273,14 @@ pub struct RoceFrame {
 
 impl RoceFrame {
     fn ext_list(&self) -> &'static [ExtHeader] {
-        self.bth
-            .opcode
-            .info()
-            .and_then(|i| i.headers)
-            .unwrap_or(&[])
+        let op = self.bth.opcode;
+        // an RD-range opcode with DC bytes is laid out as DC
+        let info = if op.is_rd_range() && self.exts.dc.is_some() {
+            op.dc_info(self.bth.solicited_event)
+        } else {
+            op.info()
+        };
+        info.and_then(|i| i.headers).unwrap_or(&[])
     }
 
     fn pad_count(&self) -> usize {

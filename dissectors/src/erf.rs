@@ -203,67 +203,40 @@ impl<T: AsRef<[u8]>> Header<T> {
 
 impl<T: AsRef<[u8]>> Header<T> {
     /// The header's fields for the field tree (tshark's `erf.*`).
+    /// (The timestamp is the frame's time; the flags' bits are `erf.flags`.)
     pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
-        v.field(
-            "ts",
-            "Timestamp",
-            Value::Hex(self.timestamp(), 16),
-            span(offset, field::TS),
-        );
+        let _ = field::TS;
         let at = byte(offset, field::TYPE);
         v.field(
             "type",
             "Type",
             Value::Uint(u64::from(self.record_type())),
-            at.clone(),
-        );
-        v.field(
-            "ext_header",
-            "Extension header present",
-            Value::Bool(self.has_ext()),
             at,
         );
         let at = byte(offset, field::FLAGS);
-        v.field(
-            "flags",
-            "Flags",
-            Value::Hex(u64::from(self.flags()), 2),
-            at.clone(),
+        v.field("flags", "Flags", Value::Hex(u64::from(self.flags()), 2), at);
+        let rlen = Value::Uint(u64::from(self.rlen()));
+        v.field("rlen", "Record length", rlen, span(offset, field::RLEN));
+        let lctr = Value::Uint(u64::from(self.lctr()));
+        v.field("lctr", "Loss counter", lctr, span(offset, field::LCTR));
+        let wlen = Value::Uint(u64::from(self.wlen()));
+        v.field("wlen", "Wire length", wlen, span(offset, field::WLEN));
+        let end = self.headers_len().unwrap_or(HEADER_LEN);
+        v.begin_list(
+            "ext",
+            "Extension headers",
+            offset + HEADER_LEN..offset + end,
         );
-        v.field(
-            "cap",
-            "Capture interface",
-            Value::Uint(u64::from(self.interface())),
-            at.clone(),
-        );
-        let f = self.flags();
-        v.field(
-            "vlen",
-            "Varying record length",
-            Value::Bool(f & 0x04 != 0),
-            at.clone(),
-        );
-        v.field("trunc", "Truncated", Value::Bool(f & 0x08 != 0), at.clone());
-        v.field("rxe", "RX error", Value::Bool(f & 0x10 != 0), at.clone());
-        v.field("dse", "DS error", Value::Bool(f & 0x20 != 0), at);
-        v.field(
-            "rlen",
-            "Record length",
-            Value::Uint(u64::from(self.rlen())),
-            span(offset, field::RLEN),
-        );
-        v.field(
-            "lctr",
-            "Loss counter",
-            Value::Uint(u64::from(self.lctr())),
-            span(offset, field::LCTR),
-        );
-        v.field(
-            "wlen",
-            "Wire length",
-            Value::Uint(u64::from(self.wlen())),
-            span(offset, field::WLEN),
-        );
+        for (i, t) in self.ext_types().enumerate() {
+            let o = offset + HEADER_LEN + i * EXT_LEN;
+            v.field(
+                "",
+                "Extension header type",
+                Value::Uint(u64::from(t)),
+                o..o + EXT_LEN,
+            );
+        }
+        v.end_list();
     }
 }
 

@@ -17,6 +17,10 @@ pub enum Layer {
     Erf,
     /// The InfiniBand Local Route Header.
     Lrh,
+    /// NVIDIA DC's 8 bytes after the BTH.
+    Dc,
+    /// The DC connect extended transport header.
+    Dcceth,
     Ethernet,
     Vlan,
     MacControl,
@@ -53,6 +57,8 @@ impl Layer {
             Layer::Null => "NULL",
             Layer::Erf => "ERF",
             Layer::Lrh => "LRH",
+            Layer::Dc => "DC",
+            Layer::Dcceth => "DCCETH",
             Layer::Ethernet => "Ethernet",
             Layer::Vlan => "VLAN",
             Layer::MacControl => "MAC Control",

@@ -6,6 +6,7 @@ pub mod atomic_ack_eth;
 pub mod atomic_eth;
 pub mod bth;
 pub mod cnp;
+pub mod dc;
 pub mod deth;
 pub mod feth;
 pub mod ieth;

@@ -116,20 +116,13 @@ pub fn visit(d: &Dissected<'_>, v: &mut impl Visitor) {
     }
 }
 
-/// A native packet's VCRC: the value (wire bytes little-endian, how the CRC is stored),
-/// the wire bytes big-endian (tshark's `infiniband.variant.crc`), the computed value and the
-/// verdict.
+/// A native packet's VCRC: the value (wire bytes little-endian, how the CRC is stored; the
+/// filter's `infiniband.variant.crc` swaps it to tshark's wire order), the computed value
+/// and the verdict.
 fn vcrc(d: &Dissected<'_>, range: Range<usize>, wire: [u8; 2], v: &mut impl Visitor) {
     v.begin("vcrc", "Variant CRC", range.clone());
     let value = u64::from(u16::from_le_bytes(wire));
     v.field("value", "VCRC", Value::Hex(value, 4), range.clone());
-    let be = u64::from(u16::from_be_bytes(wire));
-    v.field(
-        "wire",
-        "VCRC (wire order)",
-        Value::Hex(be, 4),
-        range.clone(),
-    );
     let (computed, valid) = match d.vcrc_status() {
         IcrcStatus::Valid => (Value::Hex(value, 4), Value::Bool(true)),
         IcrcStatus::Invalid { expected, .. } => {
@@ -145,7 +138,7 @@ fn vcrc(d: &Dissected<'_>, range: Range<usize>, wire: [u8; 2], v: &mut impl Visi
 fn transport(roce: &Roce<'_>, v: &mut impl Visitor, at: &impl Fn(usize, usize) -> Range<usize>) {
     let b = roce.bth_offset;
     v.begin("bth", "Base Transport Header", at(b, 12));
-    roce.bth.visit_fields(b, v);
+    roce.bth.visit_fields_named(b, roce.info.map(|i| i.name), v);
     v.end();
     let exts = &roce.exts;
     for &ext in exts.list() {
@@ -232,6 +225,20 @@ fn transport(roce: &Roce<'_>, v: &mut impl Visitor, at: &impl Fn(usize, usize) -
             ExtHeader::CnpPad => {
                 v.begin("cnp", "Congestion Notification Packet", range);
                 v.end();
+            }
+            ExtHeader::Dc => {
+                if let Some(x) = exts.dc() {
+                    v.begin("dc", "Dynamically Connected Header", range);
+                    x.visit_fields(o, v);
+                    v.end();
+                }
+            }
+            ExtHeader::Dcceth => {
+                if let Some(x) = exts.dcceth() {
+                    v.begin("dcceth", "DC Connect Extended Transport Header", range);
+                    x.visit_fields(o, v);
+                    v.end();
+                }
             }
         }
     }

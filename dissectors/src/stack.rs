@@ -29,6 +29,9 @@ pub struct DissectOptions<'p> {
     pub roce_ports: &'p [u16],
     /// Default [`tcp_bth::TCP_BTH_EXID_DEFAULT`] (0xEFAB).
     pub tcp_bth_exid: u16,
+    /// Decode the RD opcode range (0x40–0x5F) as IBA Reliable Datagram instead of NVIDIA DC
+    /// (`--rd-as rd`; no hardware implements RD, so DC is the default).
+    pub rd_as_rd: bool,
 }
 
 impl DissectOptions<'static> {
@@ -36,6 +39,7 @@ impl DissectOptions<'static> {
     pub const DEFAULT: DissectOptions<'static> = DissectOptions {
         roce_ports: &[],
         tcp_bth_exid: tcp_bth::TCP_BTH_EXID_DEFAULT,
+        rd_as_rd: false,
     };
 }
 
@@ -133,6 +137,19 @@ pub enum RoceVersion {
     Ib,
 }
 
+/// An opcode's name as [`Roce::opcode_label`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpcodeLabel(Option<&'static str>, Opcode);
+
+impl core::fmt::Display for OpcodeLabel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            Some(n) => f.write_str(n),
+            None => write!(f, "{}", self.1),
+        }
+    }
+}
+
 /// The extension headers of one packet, as laid out by the opcode table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExtHeaders<'a> {
@@ -220,6 +237,16 @@ impl<'a> ExtHeaders<'a> {
             .map(crate::ib::ieth::Header::new_unchecked)
     }
     #[must_use]
+    pub fn dc(&self) -> Option<crate::ib::dc::Header<&'a [u8]>> {
+        self.get(ExtHeader::Dc)
+            .map(crate::ib::dc::Header::new_unchecked)
+    }
+    #[must_use]
+    pub fn dcceth(&self) -> Option<crate::ib::dc::dcceth::Header<&'a [u8]>> {
+        self.get(ExtHeader::Dcceth)
+            .map(crate::ib::dc::dcceth::Header::new_unchecked)
+    }
+    #[must_use]
     pub fn feth(&self) -> Option<crate::ib::feth::Header<&'a [u8]>> {
         self.get(ExtHeader::Feth)
             .map(crate::ib::feth::Header::new_unchecked)
@@ -290,6 +317,13 @@ impl<'a> Roce<'a> {
         }
     }
 
+    /// The opcode's name from the table it was decoded with (`DC_…` for NVIDIA DC on the RD
+    /// range), `UNKNOWN(0xNN)` outside it.
+    #[must_use]
+    pub fn opcode_label(&self) -> OpcodeLabel {
+        OpcodeLabel(self.info.map(|i| i.name), self.bth.opcode())
+    }
+
     /// The ICRC field read little-endian (how the CRC value is stored on the wire).
     #[must_use]
     pub fn icrc_value(&self) -> Option<u32> {
@@ -353,6 +387,8 @@ pub struct Dissected<'a> {
     erf: bool,
     /// Offset of a native InfiniBand LRH.
     lrh_at: Option<u16>,
+    /// The RD opcode range is IBA RD, not NVIDIA DC ([`DissectOptions::rd_as_rd`]).
+    rd_as_rd: bool,
 }
 
 impl<'a> Dissected<'a> {
@@ -361,6 +397,7 @@ impl<'a> Dissected<'a> {
             frame,
             erf: false,
             lrh_at: None,
+            rd_as_rd: false,
             link_header_len: 0,
             eth: None,
             vlan_tags: [(EtherType(0), 0); MAX_VLANS],
@@ -546,6 +583,7 @@ fn walk<'a>(
     options: &DissectOptions<'_>,
 ) -> (Dissected<'a>, Option<WireError>) {
     let mut d = Dissected::empty(frame);
+    d.rd_as_rd = options.rd_as_rd;
     let err = walk_into(&mut d, start, options).err();
     (d, err)
 }
@@ -992,7 +1030,12 @@ fn roce_layer(
         }
     };
     let opcode = bth.opcode();
-    let info = opcode.info();
+    // the RD opcode range carries NVIDIA DC unless told otherwise (capture-formats.md §3)
+    let info = if opcode.is_rd_range() && !d.rd_as_rd {
+        opcode.dc_info(bth.solicited_event())
+    } else {
+        opcode.info()
+    };
     let list = info.and_then(|i| i.headers).unwrap_or(&[]);
     let ext_len = info.map_or(0, |i| usize::from(i.ext_len));
     let ext_at = at + bth::HEADER_LEN;

@@ -18,7 +18,9 @@ use rocescope_dissectors::ib::{
     aeth, atomic_ack_eth, atomic_eth, deth, feth, ieth, immdt, rdeth, reth, xrceth,
 };
 use rocescope_dissectors::icrc::IcrcStatus;
-use rocescope_dissectors::stack::{Network, RoceVersion, dissect};
+use rocescope_dissectors::stack::{
+    DissectOptions, Network, RoceVersion, Start, dissect, dissect_with,
+};
 use rocescope_dissectors::{
     BthRepr, ExtHeader, Opcode, Psn, Qpn, grh, ipv4, ipv6, mac_control, strategy, udp, vlan,
 };
@@ -458,8 +460,8 @@ fn wire_len(h: ExtHeader) -> usize {
         | ExtHeader::ImmDt
         | ExtHeader::Ieth
         | ExtHeader::Feth => 4,
-        ExtHeader::Deth | ExtHeader::AtomicAckEth => 8,
-        ExtHeader::Reth | ExtHeader::CnpPad => 16,
+        ExtHeader::Deth | ExtHeader::AtomicAckEth | ExtHeader::Dc => 8,
+        ExtHeader::Reth | ExtHeader::CnpPad | ExtHeader::Dcceth => 16,
         ExtHeader::AtomicEth => 28,
     }
 }
@@ -562,7 +564,8 @@ fn pick(all: &AllExts, list: &[ExtHeader]) -> ExtReprs {
             ExtHeader::ImmDt => e.immdt = Some(all.immdt),
             ExtHeader::Ieth => e.ieth = Some(all.ieth),
             ExtHeader::Feth => e.feth = Some(all.feth),
-            ExtHeader::CnpPad => {}
+            // the table's rows (RD on the RD range) never carry NVIDIA DC's headers
+            ExtHeader::CnpPad | ExtHeader::Dc | ExtHeader::Dcceth => {}
         }
     }
     e
@@ -638,7 +641,15 @@ fn case() -> impl Strategy<Value = Case> {
 fn check_round_trip(c: &Case) -> Result<(), TestCaseError> {
     let f = &c.frame;
     let built = emit(f, &Policy::default(), &c.payload).expect("build");
-    let d = dissect(&built).map_err(|e| TestCaseError::fail(format!("dissect: {e}")))?;
+    // the table's RD rows, read as IBA RD (NVIDIA DC is the default on that range)
+    let options = DissectOptions {
+        rd_as_rd: true,
+        ..DissectOptions::default()
+    };
+    let (d, err) = dissect_with(&built, Start::Ethernet, &options);
+    if let Some(e) = err {
+        return Err(TestCaseError::fail(format!("dissect: {e}")));
+    }
 
     // lengths worked out from the table sizes
     let list = headers(f.bth.opcode);
@@ -816,6 +827,9 @@ fn check_round_trip(c: &Case) -> Result<(), TestCaseError> {
             ExtHeader::CnpPad => {
                 prop_assert!(roce.exts.cnp().is_some());
                 prop_assert!(bytes.iter().all(|&b| b == 0));
+            }
+            ExtHeader::Dc | ExtHeader::Dcceth => {
+                return Err(TestCaseError::fail("the table's rows have no DC headers"));
             }
         }
     }

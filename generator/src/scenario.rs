@@ -96,6 +96,9 @@ impl Host {
 pub struct Connection {
     pub name: String,
     pub transport: TransportKind,
+    /// NVIDIA DC: RC's behaviour on the RD opcode range, with DC's 8 bytes, an RDETH and a
+    /// DETH after the BTH, as tshark 4.0 lays them out (capture-formats.md §3.2).
+    pub dc: bool,
     pub requester: usize,
     pub responder: usize,
     /// 0 on a `tcp_bth` connection.
@@ -821,8 +824,9 @@ impl Scenario {
                     format!("duplicate connection {name:?}"),
                 ));
             }
+            let dc = c.transport.get_ref().eq_ignore_ascii_case("dc");
             let transport = match c.transport.get_ref().to_ascii_lowercase().as_str() {
-                "rc" => TransportKind::Rc,
+                "rc" | "dc" => TransportKind::Rc,
                 "uc" => TransportKind::Uc,
                 "ud" => TransportKind::Ud,
                 "tcp_bth" => TransportKind::TcpBth,
@@ -830,7 +834,7 @@ impl Scenario {
                     return Err(ctx.err(
                         c.transport.span(),
                         "connection.transport",
-                        format!("unknown transport {other:?} (rc, uc, ud, tcp_bth)"),
+                        format!("unknown transport {other:?} (rc, uc, ud, dc, tcp_bth)"),
                     ));
                 }
             };
@@ -958,6 +962,7 @@ impl Scenario {
             conns.push(Connection {
                 name,
                 transport,
+                dc,
                 requester,
                 responder,
                 requester_qpn: c.requester_qpn.as_ref().map_or(0, |q| *q.get_ref()),
@@ -1038,7 +1043,10 @@ impl Scenario {
             let invalidate = opt(t.invalidate.as_ref(), false);
             if let Some(i) = t.invalidate.as_ref().filter(|_| {
                 invalidate
-                    && (op != OpKind::Send || conn.transport != TransportKind::Rc || immediate)
+                    && (op != OpKind::Send
+                        || conn.transport != TransportKind::Rc
+                        || conn.dc
+                        || immediate)
             }) {
                 return Err(ctx.err(
                     i.span(),

@@ -33,7 +33,9 @@ use rocescope_dissectors::builder::{
 use rocescope_dissectors::ethernet::{self, EtherType};
 use rocescope_dissectors::ib::aeth::{self, AethKind, NakCode, Syndrome};
 use rocescope_dissectors::ib::opcode::{Operation, Position, Transport};
-use rocescope_dissectors::ib::{atomic_ack_eth, atomic_eth, bth, deth, ieth, immdt, lrh, reth};
+use rocescope_dissectors::ib::{
+    atomic_ack_eth, atomic_eth, bth, deth, ieth, immdt, lrh, rdeth, reth,
+};
 use rocescope_dissectors::link::LinkType;
 use rocescope_dissectors::mac_control::{self, PAUSE_DST};
 use rocescope_dissectors::vlan::{self, VlanId};

@@ -208,6 +208,8 @@ pub(crate) struct Seen {
     pub truncated: bool,
     pub is_ud: bool,
     pub is_uc: bool,
+    /// NVIDIA DC (counted, not sequenced, §6.1).
+    pub is_dc: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -237,6 +239,8 @@ struct FlowState {
     /// `msn_regression`, on the response flow.
     last_ack_msn: Option<u32>,
     msn_regressions: u64,
+    /// Its responses are NVIDIA DC's.
+    dc_responses: bool,
 }
 
 impl FlowState {
@@ -420,15 +424,22 @@ impl TruthEngine {
             f.has_request = true;
             f.req_transport = Some(if s.is_ud {
                 "UD"
+            } else if s.is_dc {
+                "DC"
             } else if s.is_uc {
                 "UC"
             } else {
                 "RC"
             });
-            f.stream.rc = !s.is_uc && !s.is_ud;
-            if !s.is_ud {
+            f.stream.rc = !s.is_uc && !s.is_ud && !s.is_dc;
+            if !s.is_ud && !s.is_dc {
                 f.request(s);
-            } else if s.position.ends_message() {
+            } else if s.position.ends_message()
+                || matches!(
+                    s.operation,
+                    Operation::ReadRequest | Operation::CompareSwap | Operation::FetchAdd
+                )
+            {
                 f.ud_messages += 1;
             }
             return;
@@ -457,6 +468,7 @@ impl TruthEngine {
         let y = s.flow;
         let f = &mut self.flows[y];
         f.has_response = true;
+        f.dc_responses |= s.is_dc;
         let has_aeth = !(s.operation == Operation::ReadResponse && s.position == Position::Middle);
         let ack_syndrome = has_aeth && matches!(s.syndrome.kind(), AethKind::Ack { .. });
         let mut ack = None;
@@ -667,7 +679,7 @@ impl TruthEngine {
     /// settle differently).
     fn certain(&self, i: usize) -> bool {
         let f = &self.flows[i];
-        f.has_request && f.req_transport != Some("UD") && !f.stream.uncertain
+        f.has_request && !matches!(f.req_transport, Some("UD" | "DC")) && !f.stream.uncertain
     }
 
     fn flow_truths(&self) -> Vec<FlowTruth> {
@@ -683,20 +695,20 @@ impl TruthEngine {
             let transport = if let Some(t) = f.req_transport {
                 t
             } else if f.has_response {
-                "RC"
+                if f.dc_responses { "DC" } else { "RC" }
             } else if f.has_cnp {
                 "CNP"
             } else {
                 // Only frames with a bad ICRC: their opcodes still name the transport.
                 if i % 2 == 0 { "RC" } else { "CNP" }
             };
-            let sequenced = f.has_request && f.req_transport != Some("UD");
+            let sequenced = f.has_request && !matches!(f.req_transport, Some("UD" | "DC"));
             let certain = self.certain(i);
             let seq = |v: u64| if certain { Some(v) } else { None };
             let unrecovered = st.unrecovered();
             let (first_psn, last_psn) = if !f.has_request {
                 (Some(None), Some(None))
-            } else if f.req_transport == Some("UD") || !st.started {
+            } else if matches!(f.req_transport, Some("UD" | "DC")) || !st.started {
                 (None, None)
             } else if st.uncertain {
                 (Some(Some(st.first_psn)), None)
@@ -729,7 +741,7 @@ impl TruthEngine {
             let mut conf_known = true;
             if f.has_request {
                 conf.add(&st.conformance);
-                conf_known &= f.req_transport == Some("UD") || certain;
+                conf_known &= matches!(f.req_transport, Some("UD" | "DC")) || certain;
             }
             if let Some(x) = f.peer.filter(|_| f.has_response) {
                 conf.add(&self.flows[x].stream.peer_conformance);

@@ -136,6 +136,8 @@ pub struct AnalyzeConfig {
     /// Flows the text report lists (`None`: all).
     pub flows: Option<usize>,
     pub roce_ports: Vec<u16>,
+    /// `--rd-as rd`.
+    pub rd_as_rd: bool,
     pub link_bps: u64,
     pub quiet: bool,
     pub color: Color,
@@ -165,6 +167,7 @@ impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
             },
             flows: parse_flows(&args.flows)?,
             roce_ports: global.roce_ports.clone(),
+            rd_as_rd: global.rd_as_rd,
             link_bps: global.link_bps,
             quiet: global.quiet,
             color: global.color,
@@ -187,6 +190,7 @@ impl AnalyzeConfig {
             icrc: IcrcMode::Auto,
             flows: Some(DEFAULT_FLOWS),
             roce_ports: Vec::new(),
+            rd_as_rd: false,
             link_bps: DEFAULT_LINK_BPS,
             quiet: true,
             color: Color::NEVER,
@@ -200,6 +204,7 @@ impl AnalyzeConfig {
             link_bps: self.link_bps,
             storm_ns: self.storm_ns,
             roce_ports: self.roce_ports.clone(),
+            rd_as_rd: self.rd_as_rd,
             rto_min_ns: self.rto_min_ns,
             icrc: self.icrc,
         }

@@ -43,6 +43,8 @@ pub struct DissectConfig {
     pub frames: FrameRange,
     /// Extra UDP destination ports carrying RoCEv2.
     pub roce_ports: Vec<u16>,
+    /// `--rd-as rd`.
+    pub rd_as_rd: bool,
     pub link_bps: u64,
     pub quiet: bool,
     pub color: Color,
@@ -67,6 +69,7 @@ impl TryFrom<(&GlobalConfig, cli::DissectArgs)> for DissectConfig {
             count: args.count,
             frames,
             roce_ports: global.roce_ports.clone(),
+            rd_as_rd: global.rd_as_rd,
             link_bps: global.link_bps,
             quiet: global.quiet,
             color: global.color,

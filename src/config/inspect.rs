@@ -13,6 +13,8 @@ pub struct InspectConfig {
     /// The display filter the inspector opens with (compiled, with its errors shown, there).
     pub filter: Option<String>,
     pub roce_ports: Vec<u16>,
+    /// `--rd-as rd`.
+    pub rd_as_rd: bool,
     pub link_bps: u64,
 }
 
@@ -24,6 +26,7 @@ impl InspectConfig {
             capture: capture.into(),
             filter: None,
             roce_ports: Vec::new(),
+            rd_as_rd: false,
             link_bps: DEFAULT_LINK_BPS,
         }
     }
@@ -40,6 +43,7 @@ impl TryFrom<(&GlobalConfig, cli::InspectArgs)> for InspectConfig {
             capture: args.capture,
             filter: args.filter,
             roce_ports: global.roce_ports.clone(),
+            rd_as_rd: global.rd_as_rd,
             link_bps: global.link_bps,
         })
     }

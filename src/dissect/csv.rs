@@ -88,7 +88,7 @@ impl CsvWriter {
                     out,
                     "{},{},{},{},{},{},",
                     r.bth.opcode().0,
-                    r.bth.opcode(),
+                    r.opcode_label(),
                     r.bth.dest_qp().value(),
                     r.bth.psn().value(),
                     u8::from(r.bth.ack_req()),

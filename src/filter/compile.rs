@@ -125,10 +125,17 @@ impl Compiler<'_> {
                 Node::And(Box::new(a), Box::new(b))
             }
             "rocev1" => {
+                // a GRH and a BTH without an LRH (native InfiniBand has both too)
                 let a = self.atom(name, path("grh"), Test::Exists)?;
                 let b = self.atom(name, path("bth"), Test::Exists)?;
-                Node::And(Box::new(a), Box::new(b))
+                let c = self.atom(name, path("lrh"), Test::Exists)?;
+                Node::And(
+                    Box::new(Node::And(Box::new(a), Box::new(b))),
+                    Box::new(Node::Not(Box::new(c))),
+                )
             }
+            // native InfiniBand
+            "ib" => self.atom(name, path("lrh"), Test::Exists)?,
             "tcp_bth" => self.atom(name, path("tcp_bth"), Test::Exists)?,
             "icrc_bad" => self.atom(name, path("icrc.valid"), Test::Cmp(Op::Eq, Lit::Int(0)))?,
             "truncated" => self.atom(name, Src::Flag(Flag::Truncated), Test::Exists)?,
@@ -181,6 +188,7 @@ impl Compiler<'_> {
             "roce"
                 | "rocev2"
                 | "rocev1"
+                | "ib"
                 | "tcp_bth"
                 | "icrc_bad"
                 | "truncated"
@@ -209,8 +217,8 @@ impl Compiler<'_> {
             }
             Source::Item(p, i) => Src::Paths(vec![split(p, Some(i), None)]),
             Source::Bit(p, b) => Src::Paths(vec![split(p, None, Some(b))]),
-            Source::Swapped32(p) => Src::Paths(vec![Path {
-                swapped: true,
+            Source::Swapped(p, bytes) => Src::Paths(vec![Path {
+                swapped: bytes,
                 ..split(p, None, None)
             }]),
             Source::MaccOpcode => Src::MaccOpcode,
@@ -306,7 +314,7 @@ fn split(path: &'static str, index: Option<u32>, bit: Option<u8>) -> Path {
         segs: path.split('.').collect(),
         index,
         bit,
-        swapped: false,
+        swapped: 0,
     }
 }
 
@@ -345,8 +353,15 @@ fn split_prefix(v: &str, max: u8) -> Option<(&str, u8)> {
 }
 
 fn opcode_by_name(name: &str) -> Option<u64> {
+    // the table's names, then NVIDIA DC's on the RD range (`DC_RDMA_WRITE_FIRST`)
     (0..=255u8)
         .map(Opcode)
         .find(|o| o.name().is_some_and(|n| n.eq_ignore_ascii_case(name)))
+        .or_else(|| {
+            (0x40..=0x55u8).map(Opcode).find(|o| {
+                o.dc_info(false)
+                    .is_some_and(|i| i.name.eq_ignore_ascii_case(name))
+            })
+        })
         .map(|o| u64::from(o.0))
 }

@@ -176,8 +176,11 @@ impl Eval<'_> {
                     let v = match (p.bit, value.as_u64()) {
                         (Some(b), Some(x)) => Value::Uint((x >> (b & 63)) & 1),
                         (Some(_), None) => Value::Null,
-                        (None, Some(x)) if p.swapped => {
+                        (None, Some(x)) if p.swapped == 4 => {
                             Value::Uint(u64::from((x as u32).swap_bytes()))
+                        }
+                        (None, Some(x)) if p.swapped == 2 => {
+                            Value::Uint(u64::from((x as u16).swap_bytes()))
                         }
                         (None, _) => value,
                     };

@@ -249,7 +249,7 @@ fn roce_info(d: &Dissected<'_>, roce: &Roce<'_>, info: &mut String) -> fmt::Resu
     write!(
         info,
         "{} QP={:#08x} PSN={}",
-        bth.opcode(),
+        roce.opcode_label(),
         bth.dest_qp().value(),
         bth.psn().value()
     )?;

@@ -69,6 +69,8 @@ pub struct EngineConfig {
     pub storm_ns: u64,
     /// Extra UDP destination ports carrying RoCEv2.
     pub roce_ports: Vec<u16>,
+    /// The RD opcode range is IBA RD, not NVIDIA DC.
+    pub rd_as_rd: bool,
     /// `--rto-min`: a go-back this long after the flow's previous request is a timeout
     /// (§6.2 rule (c)); also the grace after a fatal NAK (§6.7).
     pub rto_min_ns: u64,
@@ -82,6 +84,7 @@ impl Default for EngineConfig {
             link_bps: 100_000_000_000,
             storm_ns: 200_000_000,
             roce_ports: Vec::new(),
+            rd_as_rd: false,
             rto_min_ns: 1_000_000,
             icrc: IcrcMode::Auto,
         }
@@ -430,7 +433,7 @@ impl Engine {
             f.frames += 1;
             f.bytes += u64::from(ev.len);
             if f.any_transport.is_none() {
-                f.any_transport = Some(ev.opcode.transport());
+                f.any_transport = Some(ev.transport());
             }
         }
         if ev.truncated {
@@ -487,7 +490,7 @@ impl Engine {
             let f = &mut self.flows[id as usize];
             f.payload_bytes += u64::from(ev.payload_len);
             if (op.is_request() || op.is_response()) && f.transport.is_none() {
-                f.transport = Some(ev.opcode.transport());
+                f.transport = Some(ev.transport());
             }
         }
         if (op.is_request() || op.is_response()) && ev.ecn == 0b11 {
@@ -524,7 +527,7 @@ impl Engine {
     fn request(&mut self, id: u32, ev: &PacketEvent, position: Position) {
         let op = ev.operation().unwrap_or(Operation::Send);
         let ends = position.ends_message() || op == Operation::ReadRequest || op.is_atomic();
-        let transport = ev.opcode.transport();
+        let transport = ev.transport();
         match transport {
             Transport::Rc | Transport::Uc | Transport::Xrc => {}
             _ => {

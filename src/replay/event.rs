@@ -133,6 +133,13 @@ impl PacketEvent {
         self
     }
 
+    /// The transport: the table row's (DC on the RD range in DC layout), else the opcode's
+    /// top three bits.
+    #[must_use]
+    pub fn transport(&self) -> rocescope_dissectors::Transport {
+        self.info.map_or(self.opcode.transport(), |i| i.transport)
+    }
+
     #[must_use]
     pub fn operation(&self) -> Option<Operation> {
         self.info.map(|i| i.operation)

@@ -160,6 +160,7 @@ pub struct App {
     /// Opening or indexing problem, shown in the status line.
     pub error: Option<String>,
     pub roce_ports: Vec<u16>,
+    pub rd_as_rd: bool,
     pub summarizer: Summarizer,
     pub view: View,
     pub focus: Focus,
@@ -210,6 +211,7 @@ impl App {
         let wcfg = WorkerCfg {
             path: cfg.capture.clone(),
             roce_ports: cfg.roce_ports.clone(),
+            rd_as_rd: cfg.rd_as_rd,
             link_bps: cfg.link_bps,
         };
         let name = cfg.capture.file_name().map_or_else(
@@ -227,6 +229,7 @@ impl App {
             index_done: false,
             error,
             roce_ports: cfg.roce_ports.clone(),
+            rd_as_rd: cfg.rd_as_rd,
             summarizer: Summarizer::new(cfg.link_bps),
             view: View::Frames,
             focus: Focus::List,
@@ -466,6 +469,7 @@ impl App {
         let first = self.index.first().map_or(0, |e| e.time_ns);
         let options = DissectOptions {
             roce_ports: &self.roce_ports,
+            rd_as_rd: self.rd_as_rd,
             ..DissectOptions::default()
         };
         let view = FrameView::new(entry.frame(number, &buf), &options, first);

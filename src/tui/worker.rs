@@ -110,6 +110,7 @@ pub enum Update {
 pub struct WorkerCfg {
     pub path: PathBuf,
     pub roce_ports: Vec<u16>,
+    pub rd_as_rd: bool,
     pub link_bps: u64,
 }
 
@@ -284,6 +285,7 @@ fn replay(
     let engine = EngineConfig {
         link_bps: cfg.link_bps,
         roce_ports: cfg.roce_ports.clone(),
+        rd_as_rd: cfg.rd_as_rd,
         ..EngineConfig::default()
     };
     let mut chart = PsnChart {
@@ -405,6 +407,7 @@ fn spawn_filter(
             };
             let options = DissectOptions {
                 roce_ports: &cfg.roce_ports,
+                rd_as_rd: cfg.rd_as_rd,
                 ..DissectOptions::default()
             };
             let mut marks = marks.unwrap_or_default();

@@ -131,6 +131,12 @@ impl<T: AsRef<[u8]>> Header<T> {
 impl<T: AsRef<[u8]>> Header<T> {
     /// The header's fields for the field tree.
     pub fn visit_fields(&self, offset: usize, v: &mut impl Visitor) {
+        self.visit_fields_named(offset, None, v);
+    }
+
+    /// [`Self::visit_fields`] with the opcode's name from another table (NVIDIA DC's names
+    /// on the RD range) when given.
+    pub fn visit_fields_named(&self, offset: usize, name: Option<&str>, v: &mut impl Visitor) {
         let op = byte(offset, field::OPCODE);
         v.field(
             "opcode",
@@ -138,13 +144,12 @@ impl<T: AsRef<[u8]>> Header<T> {
             Value::Uint(u64::from(self.opcode().0)),
             op.clone(),
         );
-        let mut name = OpcodeName::default();
-        v.field(
-            "opcode_name",
-            "Opcode Name",
-            Value::Str(name.of(self.opcode())),
-            op,
-        );
+        let mut table = OpcodeName::default();
+        let name = match name {
+            Some(n) => n,
+            None => table.of(self.opcode()),
+        };
+        v.field("opcode_name", "Opcode Name", Value::Str(name), op);
         let flags = byte(offset, field::FLAGS);
         let se = Value::Bool(self.solicited_event());
         v.field("se", "Solicited Event", se, flags.clone());

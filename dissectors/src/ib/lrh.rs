@@ -189,8 +189,6 @@ impl<T: AsRef<[u8]>> Header<T> {
             Value::Uint(u64::from(self.sl())),
             at.clone(),
         );
-        let r2 = Value::Uint(u64::from(self.reserved2()));
-        v.field("reserved2", "Reserved (2 bits)", r2, at.clone());
         let lnh = self.lnh();
         v.field(
             "lnh",
@@ -204,13 +202,6 @@ impl<T: AsRef<[u8]>> Header<T> {
             "Destination Local ID",
             dlid,
             span(offset, field::DLID),
-        );
-        let r5 = Value::Uint(u64::from(self.reserved5()));
-        v.field(
-            "reserved5",
-            "Reserved (5 bits)",
-            r5,
-            span(offset, field::PKTLEN),
         );
         let len = Value::Uint(u64::from(self.pkt_len()));
         v.field("pktlen", "Packet Length", len, span(offset, field::PKTLEN));

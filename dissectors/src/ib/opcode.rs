@@ -25,6 +25,8 @@ pub enum Transport {
     Reserved,
     /// 0xE0..0xFF: manufacturer specific.
     Vendor,
+    /// NVIDIA Dynamically Connected, on the RD opcode range (capture-formats.md §3).
+    Dc,
 }
 
 impl Transport {
@@ -39,6 +41,7 @@ impl Transport {
             Transport::Xrc => "XRC",
             Transport::Reserved => "RESERVED",
             Transport::Vendor => "VENDOR",
+            Transport::Dc => "DC",
         }
     }
 }
@@ -64,6 +67,10 @@ pub enum ExtHeader {
     Feth,
     /// The 16 reserved bytes of a RoCEv2 CNP.
     CnpPad,
+    /// NVIDIA DC's 8 bytes right after the BTH.
+    Dc,
+    /// The DC connect header (opcode 0x55, SE 0).
+    Dcceth,
 }
 
 impl ExtHeader {
@@ -71,7 +78,7 @@ impl ExtHeader {
     #[must_use]
     pub const fn wire_len(self) -> usize {
         use crate::ib::{
-            aeth, atomic_ack_eth, atomic_eth, cnp, deth, feth, ieth, immdt, rdeth, reth, xrceth,
+            aeth, atomic_ack_eth, atomic_eth, cnp, dc, deth, feth, ieth, immdt, rdeth, reth, xrceth,
         };
         match self {
             ExtHeader::Rdeth => rdeth::HEADER_LEN,
@@ -85,6 +92,8 @@ impl ExtHeader {
             ExtHeader::Ieth => ieth::HEADER_LEN,
             ExtHeader::Feth => feth::HEADER_LEN,
             ExtHeader::CnpPad => cnp::HEADER_LEN,
+            ExtHeader::Dc => dc::HEADER_LEN,
+            ExtHeader::Dcceth => dc::dcceth::HEADER_LEN,
         }
     }
 
@@ -103,6 +112,8 @@ impl ExtHeader {
             ExtHeader::Ieth => Layer::Ieth,
             ExtHeader::Feth => Layer::Feth,
             ExtHeader::CnpPad => Layer::Cnp,
+            ExtHeader::Dc => Layer::Dc,
+            ExtHeader::Dcceth => Layer::Dcceth,
         }
     }
 }
@@ -122,6 +133,8 @@ pub enum Operation {
     Flush,
     AtomicWrite,
     Cnp,
+    /// DC connect / disconnect (opcode 0x55 in the DC layout).
+    DcConnect,
 }
 
 impl Operation {
@@ -138,6 +151,7 @@ impl Operation {
                 | Operation::Resync
                 | Operation::Flush
                 | Operation::AtomicWrite
+                | Operation::DcConnect
         )
     }
 
@@ -184,6 +198,8 @@ impl Position {
 pub struct OpcodeInfo {
     pub opcode: Opcode,
     pub name: &'static str,
+    /// The transport (the opcode's top three bits, but DC on the RD range in DC layout).
+    pub transport: Transport,
     pub operation: Operation,
     pub position: Position,
     /// Extension headers after the BTH in wire order; `None` where no primary
@@ -327,8 +343,8 @@ use ExtHeader::{
     Aeth, AtomicAckEth, AtomicEth, CnpPad, Deth, Feth, Ieth, ImmDt, Rdeth, Reth, XrcEth,
 };
 use Operation::{
-    Acknowledge, AtomicAcknowledge, AtomicWrite, Cnp, CompareSwap, FetchAdd, Flush, RdmaWrite,
-    ReadRequest, ReadResponse, Resync, Send,
+    Acknowledge, AtomicAcknowledge, AtomicWrite, Cnp, CompareSwap, DcConnect, FetchAdd, Flush,
+    RdmaWrite, ReadRequest, ReadResponse, Resync, Send,
 };
 use Position::{First, Last, Middle, Only};
 
@@ -354,6 +370,7 @@ const fn row(
     OpcodeInfo {
         opcode: Opcode(code),
         name,
+        transport: Opcode(code).transport(),
         operation,
         position,
         headers,
@@ -495,9 +512,250 @@ opcode_table! {
     0xB7 XRC_SEND_ONLY_WITH_INVALIDATE        Send              Only   [XrcEth, Ieth] inval;
 }
 
+/// A DC row: the RD layout of tshark 4.0 with the 8 DC bytes first (capture-formats.md §3.2).
+const fn dc(
+    code: u8,
+    name: &'static str,
+    operation: Operation,
+    position: Position,
+    headers: &'static [ExtHeader],
+    immediate: bool,
+) -> OpcodeInfo {
+    let r = row(
+        code,
+        name,
+        operation,
+        position,
+        Some(headers),
+        immediate,
+        false,
+    );
+    OpcodeInfo {
+        transport: Transport::Dc,
+        ..r
+    }
+}
+
+use ExtHeader::{Dc, Dcceth};
+
+/// The RD opcode range as NVIDIA DC carries it, laid out as tshark 4.0.17 decodes it.
+static DC_ROWS: [OpcodeInfo; 22] = [
+    dc(
+        0x40,
+        "DC_SEND_FIRST",
+        Send,
+        First,
+        &[Dc, Rdeth, Deth],
+        false,
+    ),
+    dc(
+        0x41,
+        "DC_SEND_MIDDLE",
+        Send,
+        Middle,
+        &[Dc, Rdeth, Deth],
+        false,
+    ),
+    dc(0x42, "DC_SEND_LAST", Send, Last, &[Dc, Rdeth, Deth], false),
+    dc(
+        0x43,
+        "DC_SEND_LAST_WITH_IMMEDIATE",
+        Send,
+        Last,
+        &[Dc, Rdeth, Deth, ImmDt],
+        true,
+    ),
+    dc(0x44, "DC_SEND_ONLY", Send, Only, &[Dc, Rdeth, Deth], false),
+    dc(
+        0x45,
+        "DC_SEND_ONLY_WITH_IMMEDIATE",
+        Send,
+        Only,
+        &[Dc, Rdeth, Deth, ImmDt],
+        true,
+    ),
+    dc(
+        0x46,
+        "DC_RDMA_WRITE_FIRST",
+        RdmaWrite,
+        First,
+        &[Dc, Rdeth, Deth, Reth],
+        false,
+    ),
+    dc(
+        0x47,
+        "DC_RDMA_WRITE_MIDDLE",
+        RdmaWrite,
+        Middle,
+        &[Dc, Rdeth, Deth],
+        false,
+    ),
+    dc(
+        0x48,
+        "DC_RDMA_WRITE_LAST",
+        RdmaWrite,
+        Last,
+        &[Dc, Rdeth, Deth],
+        false,
+    ),
+    dc(
+        0x49,
+        "DC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
+        RdmaWrite,
+        Last,
+        &[Dc, Rdeth, Deth, ImmDt],
+        true,
+    ),
+    dc(
+        0x4A,
+        "DC_RDMA_WRITE_ONLY",
+        RdmaWrite,
+        Only,
+        &[Dc, Rdeth, Deth, Reth],
+        false,
+    ),
+    dc(
+        0x4B,
+        "DC_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
+        RdmaWrite,
+        Only,
+        &[Dc, Rdeth, Deth, Reth, ImmDt],
+        true,
+    ),
+    dc(
+        0x4C,
+        "DC_RDMA_READ_REQUEST",
+        ReadRequest,
+        Only,
+        &[Dc, Rdeth, Deth, Reth],
+        false,
+    ),
+    dc(
+        0x4D,
+        "DC_RDMA_READ_RESPONSE_FIRST",
+        ReadResponse,
+        First,
+        &[Dc, Rdeth, Aeth],
+        false,
+    ),
+    dc(
+        0x4E,
+        "DC_RDMA_READ_RESPONSE_MIDDLE",
+        ReadResponse,
+        Middle,
+        &[Dc, Rdeth],
+        false,
+    ),
+    dc(
+        0x4F,
+        "DC_RDMA_READ_RESPONSE_LAST",
+        ReadResponse,
+        Last,
+        &[Dc, Rdeth, Aeth],
+        false,
+    ),
+    dc(
+        0x50,
+        "DC_RDMA_READ_RESPONSE_ONLY",
+        ReadResponse,
+        Only,
+        &[Dc, Rdeth, Aeth],
+        false,
+    ),
+    // tshark's RDETH_AETH sequence parses only the AETH
+    dc(
+        0x51,
+        "DC_ACKNOWLEDGE",
+        Acknowledge,
+        Only,
+        &[Dc, Aeth],
+        false,
+    ),
+    dc(
+        0x52,
+        "DC_ATOMIC_ACKNOWLEDGE",
+        AtomicAcknowledge,
+        Only,
+        &[Dc, Rdeth, Aeth, AtomicAckEth],
+        false,
+    ),
+    dc(
+        0x53,
+        "DC_COMPARE_SWAP",
+        CompareSwap,
+        Only,
+        &[Dc, Rdeth, Deth, AtomicEth],
+        false,
+    ),
+    dc(
+        0x54,
+        "DC_FETCH_ADD",
+        FetchAdd,
+        Only,
+        &[Dc, Rdeth, Deth, AtomicEth],
+        false,
+    ),
+    // SE 0: the connect header follows (SE 1: `DC_CONNECT_SE`)
+    dc(0x55, "DC_CONNECT", DcConnect, Only, &[Dc, Dcceth], false),
+];
+
+/// 0x55 with SE 1: no connect header, payload right after the DC bytes.
+static DC_CONNECT_SE: OpcodeInfo = dc(0x55, "DC_CONNECT", DcConnect, Only, &[Dc], false);
+
+impl Opcode {
+    /// The row of an RD-range opcode in the DC layout (`se`: the BTH's solicited-event bit,
+    /// which chooses the connect header of 0x55); `None` outside 0x40–0x55 (0x56–0x5F are
+    /// unknown in DC too).
+    #[must_use]
+    pub fn dc_info(self, se: bool) -> Option<&'static OpcodeInfo> {
+        match self.0 {
+            0x55 if se => Some(&DC_CONNECT_SE),
+            c @ 0x40..=0x55 => DC_ROWS.get(usize::from(c - 0x40)),
+            _ => None,
+        }
+    }
+
+    /// Whether the opcode is in the RD range (0x40–0x5F), which NVIDIA DC reuses.
+    #[must_use]
+    pub const fn is_rd_range(self) -> bool {
+        self.0 >> 5 == 2
+    }
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn dc_rows_follow_tsharks_layout() {
+        for (i, r) in DC_ROWS.iter().enumerate() {
+            assert_eq!(usize::from(r.opcode.0), 0x40 + i);
+            assert_eq!(r.transport, Transport::Dc);
+            assert!(r.name.starts_with("DC_"));
+            // the name is the RD one with DC_ for RD_ (but 0x55, RD_RESYNC, is DC_CONNECT)
+            let rd = r.opcode.info().unwrap();
+            if r.opcode.0 != 0x55 {
+                assert_eq!(&rd.name[3..], &r.name[3..]);
+                assert_eq!((rd.operation, rd.position), (r.operation, r.position));
+            }
+            assert_eq!(r.headers.unwrap()[0], ExtHeader::Dc);
+        }
+        // tshark's offsets (capture-formats.md §3.2), from the BTH start: 12 + ext bytes
+        let at = |c: u8, se: bool| 12 + usize::from(Opcode(c).dc_info(se).unwrap().ext_len);
+        assert_eq!(at(0x40, false), 32); // payload@32
+        assert_eq!(at(0x43, false), 36); // ImmDt@32, payload@36
+        assert_eq!(at(0x46, false), 48); // RETH@32, payload@48
+        assert_eq!(at(0x4B, false), 52);
+        assert_eq!(at(0x4D, false), 28); // AETH@24, payload@28
+        assert_eq!(at(0x4E, false), 24);
+        assert_eq!(at(0x51, false), 24); // AETH@20 only
+        assert_eq!(at(0x52, false), 36); // AtomicAckETH@28
+        assert_eq!(at(0x53, false), 60); // AtomicETH@32
+        assert_eq!(at(0x55, false), 36); // DCCETH@20, payload@36
+        assert_eq!(at(0x55, true), 20);
+        assert!(Opcode(0x56).dc_info(false).is_none());
+        assert!(Opcode(0x3F).dc_info(false).is_none());
+    }
 
     #[test]
     fn test_table_is_consistent() {
