@@ -10,8 +10,9 @@ pub mod summary;
 use std::fmt;
 
 use rocescope_dissectors::WireError;
+use rocescope_dissectors::encap::erspan;
 pub use rocescope_dissectors::link::LinkType;
-use rocescope_dissectors::stack::{DissectOptions, Dissected, dissect_with};
+use rocescope_dissectors::stack::{DissectOptions, Dissected, OuterKind, dissect_with};
 
 /// One captured frame, borrowed from its source's buffer until the source's next call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +104,26 @@ impl<'a> FrameView<'a> {
             return view;
         };
         let (d, err) = dissect_with(frame.data, start, options);
+        if d.is_encapsulated() {
+            // ERSPAN's own verdicts on the mirrored frame (interfaces.md §3): cut by the
+            // switch (the T bit), or bad on the mirrored port (Type III's BSO)
+            for l in d.outer_layers().iter() {
+                if l.kind != OuterKind::Erspan {
+                    continue;
+                }
+                let e = erspan::Header::new_unchecked(l.bytes);
+                view.truncated |= e.truncated();
+                if e.is_type3() && e.en_bso() != 0 {
+                    view.malformed = true;
+                    view.problem
+                        .get_or_insert(Problem::Wire(WireError::Malformed {
+                            layer: rocescope_dissectors::Layer::Erspan,
+                            offset: l.offset + 2,
+                            reason: rocescope_dissectors::error::Malformed::MirroredBad,
+                        }));
+                }
+            }
+        }
         if let Some(erf) = d.erf() {
             // an ERF record says itself how long the packet was on the wire (the pcap
             // record's lengths count the ERF headers too)

@@ -178,7 +178,8 @@ impl Rng {
 /// duplicate, reorder, corrupt ICRC, ECN CE, capture drop; drops of requests or
 /// responses) placed by PSN, every-Nth or probability, captured at the sender or
 /// the receiver side; half of them with a NIC misbehaviour knob, and some
-/// captured by a sniffer that writes a wrong ICRC in every frame.
+/// captured by a sniffer that writes a wrong ICRC in every frame; one in nine native
+/// InfiniBand, and some mirrored through ERSPAN III or tunnelled in VXLAN or MPLS.
 fn random_scenario(rng: &mut Rng, i: u64) -> String {
     let point = if i % 2 == 0 { "receiver" } else { "sender" };
     let v6 = i % 3 == 0;
@@ -214,8 +215,15 @@ fn random_scenario(rng: &mut Rng, i: u64) -> String {
             gid(2)
         )
     } else {
+        // one in five of the others is mirrored or tunnelled
+        let encap = match i % 15 {
+            2 => "encapsulation = \"erspan3\"\n",
+            7 => "encapsulation = \"vxlan\"\n",
+            12 => "encapsulation = \"mpls\"\n",
+            _ => "",
+        };
         format!(
-            "[link]\nspeed_gbps = 100\ndelay_ns = 1000\n[capture]\npoint = \"{point}\"\n\
+            "[link]\nspeed_gbps = 100\ndelay_ns = 1000\n[capture]\npoint = \"{point}\"\n{encap}\
              [[host]]\nname = \"a\"\nmac = \"02:00:00:00:09:01\"\nip = \"{}\"\n{vlan}\
              [[host]]\nname = \"b\"\nmac = \"02:00:00:00:09:02\"\nip = \"{}\"\n{vlan}",
             ip(1),

@@ -104,6 +104,76 @@ fn check_object(path: &str, v: &Value, fields: &[(&str, T)]) {
     }
 }
 
+/// One item of `outer`: `{eth|ipv4|ipv6|udp|gre|erspan|vxlan|geneve|mpls: {..}}`.
+fn check_outer(item: &Value) {
+    use T::*;
+    let o = item.as_object().expect("an outer layer is an object");
+    assert_eq!(o.len(), 1, "one layer per outer item: {item}");
+    let (k, x) = o.iter().next().unwrap();
+    let p = format!("outer.{k}");
+    match k.as_str() {
+        // the same keys as the inner layers of that name
+        "eth" | "ipv4" | "ipv6" | "udp" => check_frame(&serde_json::json!({
+            "frame": 1, "time_ns": 0, "len": 0, "caplen": 0, "truncated": false,
+            "errors": [], k.as_str(): x,
+        })),
+        "gre" => check_object(
+            &p,
+            x,
+            &[
+                ("flags", U),
+                ("proto", U),
+                ("checksum", U),
+                ("key", U),
+                ("seq", U),
+            ],
+        ),
+        "erspan" => check_object(
+            &p,
+            x,
+            &[
+                ("version", U),
+                ("vlan", U),
+                ("cos", U),
+                ("encap", U),
+                ("bso", U),
+                ("truncated", B),
+                ("session", U),
+                ("index", U),
+                ("timestamp", U),
+                ("sgt", U),
+                ("p", B),
+                ("ft", U),
+                ("hw", U),
+                ("direction", U),
+                ("gra", U),
+                ("platform", U),
+            ],
+        ),
+        "vxlan" => check_object(&p, x, &[("flags", U), ("vni", U)]),
+        "geneve" => {
+            let g = x.as_object().unwrap();
+            for (k2, y) in g {
+                match k2.as_str() {
+                    "vni" | "proto" => check_scalar(&format!("{p}.{k2}"), U, y),
+                    "options" => y.as_array().unwrap().iter().for_each(|opt| {
+                        check_object(
+                            "outer.geneve.options",
+                            opt,
+                            &[("class", U), ("type", U), ("length", U)],
+                        );
+                    }),
+                    other => panic!("{p}.{other}: key not in interfaces.md §4"),
+                }
+            }
+        }
+        "mpls" => x.as_array().expect("mpls is a list").iter().for_each(|e| {
+            check_object(&p, e, &[("label", U), ("tc", U), ("s", B), ("ttl", U)]);
+        }),
+        other => panic!("outer.{other}: not an encapsulating layer of interfaces.md §4"),
+    }
+}
+
 fn check_frame(v: &Value) {
     use T::*;
     let obj = v.as_object().expect("a JSON object per line");
@@ -311,6 +381,11 @@ fn check_frame(v: &Value) {
                 }
             }
             "icrc" => check_object(p, x, &[("value", UN), ("computed", UN), ("valid", BN)]),
+            "outer" => x
+                .as_array()
+                .expect("outer is an array")
+                .iter()
+                .for_each(check_outer),
             other => panic!("{other}: top-level key not in interfaces.md §4"),
         }
     }
@@ -328,6 +403,48 @@ fn jsonl_matches_the_key_list_on_every_real_frame() {
             if f["truncated"] == Value::Bool(true) {
                 assert!(f["icrc"].get("valid").is_none_or(Value::is_null), "{f}");
             }
+        }
+    }
+}
+
+/// The demo captures of each encapsulation: every frame has `outer` (outermost first, the
+/// tunnel's own header last) and the innermost frame at the top level, RoCE decoded.
+#[test]
+fn encapsulated_frames_list_their_outer_layers() {
+    let want = [
+        ("erspan3_mirror", &["eth", "ipv4", "gre", "erspan"][..]),
+        ("erspan2_mirror", &["eth", "ipv4", "gre", "erspan"]),
+        ("gre_teb", &["eth", "ipv4", "gre"]),
+        ("vxlan_overlay", &["eth", "ipv4", "udp", "vxlan"]),
+        ("geneve_overlay", &["eth", "ipv4", "udp", "geneve"]),
+        ("mpls_core", &["eth", "mpls"]),
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (name, layers) in want {
+        let frames = jsonl(&root.join(format!("captures/{name}.pcap")), &[]);
+        assert!(!frames.is_empty(), "{name}");
+        for f in &frames {
+            check_frame(f);
+            let outer: Vec<&str> = f["outer"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{name}: no outer: {f}"))
+                .iter()
+                .map(|l| l.as_object().unwrap().keys().next().unwrap().as_str())
+                .collect();
+            // PFC frames ride the same tunnel; their inner layer is `pfc`
+            assert_eq!(outer, layers, "{name} frame {}", f["frame"]);
+            assert!(
+                f.get("bth").is_some() || f.get("pfc").is_some(),
+                "{name}: {f}"
+            );
+            assert_eq!(f["errors"].as_array().unwrap().len(), 0, "{name}: {f}");
+            // the mirror's addresses are outside; the top level is the RoCE endpoints'
+            let ip = f.get("ipv4").or_else(|| f.get("ipv6"));
+            if let Some(ip) = ip {
+                assert_ne!(ip["src"], "192.0.2.1", "{name}: {f}");
+            }
+            // MPLS carries no Ethernet header of the frame's own
+            assert_eq!(f.get("eth").is_none(), name == "mpls_core", "{name}: {f}");
         }
     }
 }

@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rocescope::capture::{CaptureReader, LinkType};
+use rocescope_dissectors::encap::{erspan, gre, mpls, vxlan};
 use rocescope_dissectors::ib::opcode::Position;
-use rocescope_dissectors::stack::{self, DissectOptions, Network};
+use rocescope_dissectors::stack::{self, DissectOptions, Network, OuterKind};
 use rocescope_dissectors::{Opcode, Operation};
 use rocescope_generator::Scenario;
 use rocescope_generator::scenario::SizeDist;
@@ -50,7 +51,23 @@ const FIELDS: &[&str] = &[
     "infiniband.grh.dgid",
     "infiniband.invariant.crc",
     "infiniband.variant.crc",
+    "erspan.version",
+    "erspan.spanid",
+    "erspan.truncated",
+    "erspan.index",
+    "erspan.timestamp",
+    "gre.proto",
+    "gre.key",
+    "gre.sequence_number",
+    "vxlan.vni",
+    "geneve.vni",
+    "mpls.label",
+    "mpls.bottom",
+    "udp.dstport",
 ];
+
+/// Where the encapsulation fields start in [`FIELDS`].
+const ENCAP: usize = 25;
 
 type Row = Vec<Option<u64>>;
 
@@ -171,6 +188,61 @@ fn ours(frame: &[u8], link: LinkType, truncated: bool) -> Ours {
         // 0x81, and shows no ICRC for it)
         if r.bth.opcode() != Opcode::CNP {
             row[23] = r.icrc.map(|b| u64::from(u32::from_be_bytes(b)));
+        }
+    }
+    // the outer layers, first occurrence of each field as tshark's `occurrence=f` gives it
+    let mut first = |i: usize, v: Option<u64>| {
+        if row[ENCAP + i].is_none() {
+            row[ENCAP + i] = v;
+        }
+    };
+    for l in d.outer_layers().iter() {
+        match l.kind {
+            OuterKind::Erspan => {
+                let e = erspan::Header::new_unchecked(l.bytes);
+                first(0, Some(u64::from(e.version())));
+                first(1, Some(u64::from(e.session())));
+                first(2, Some(u64::from(e.truncated())));
+                let v = Some(u64::from(e.index_or_timestamp()));
+                first(if e.is_type3() { 4 } else { 3 }, v);
+            }
+            OuterKind::Gre => {
+                let g = gre::Header::new_unchecked(l.bytes);
+                first(5, Some(u64::from(g.protocol())));
+                first(6, g.key().map(u64::from));
+                first(7, g.sequence().map(u64::from));
+            }
+            OuterKind::Vxlan => {
+                first(
+                    8,
+                    Some(u64::from(vxlan::Vxlan::new_checked(l.bytes).unwrap().vni())),
+                );
+            }
+            OuterKind::Geneve => {
+                first(
+                    9,
+                    Some(u64::from(
+                        vxlan::Geneve::new_checked(l.bytes).unwrap().vni(),
+                    )),
+                );
+            }
+            OuterKind::Mpls => {
+                let e = mpls::entries(l.bytes).next().unwrap();
+                first(10, Some(u64::from(e.label())));
+                first(11, Some(u64::from(e.bottom())));
+            }
+            OuterKind::Udp => {
+                first(
+                    12,
+                    Some(u64::from(u16::from_be_bytes([l.bytes[2], l.bytes[3]]))),
+                );
+            }
+            _ => {}
+        }
+    }
+    if row[ENCAP + 12].is_none() {
+        if let Some(u) = &d.udp {
+            row[ENCAP + 12] = Some(u64::from(u.dst_port()));
         }
     }
     let (mut opcode, mut payload_len) = (None, 0);

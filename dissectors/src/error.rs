@@ -21,6 +21,13 @@ pub enum Layer {
     Dc,
     /// The DC connect extended transport header.
     Dcceth,
+    Gre,
+    Erspan,
+    Vxlan,
+    Geneve,
+    Mpls,
+    /// Encapsulations nested deeper than the dissector follows.
+    Encap,
     Ethernet,
     Vlan,
     MacControl,
@@ -59,6 +66,12 @@ impl Layer {
             Layer::Lrh => "LRH",
             Layer::Dc => "DC",
             Layer::Dcceth => "DCCETH",
+            Layer::Gre => "GRE",
+            Layer::Erspan => "ERSPAN",
+            Layer::Vxlan => "VXLAN",
+            Layer::Geneve => "Geneve",
+            Layer::Mpls => "MPLS",
+            Layer::Encap => "encapsulation",
             Layer::Ethernet => "Ethernet",
             Layer::Vlan => "VLAN",
             Layer::MacControl => "MAC Control",
@@ -108,6 +121,11 @@ pub enum Malformed {
     OptionLength,
     /// A field holds a value that this layer cannot carry.
     Value,
+    /// The mirror session marked the frame bad: ERSPAN III's BSO says short, oversized or a
+    /// CRC/alignment error on the mirrored port.
+    MirroredBad,
+    /// Tunnels nested deeper than [`crate::encap::MAX_DEPTH`] (a loop of GRE in GRE).
+    TooDeep,
 }
 
 impl Malformed {
@@ -120,6 +138,10 @@ impl Malformed {
             Malformed::PadCount => "pad count larger than the payload",
             Malformed::OptionLength => "bad option length",
             Malformed::Value => "invalid field value",
+            Malformed::MirroredBad => {
+                "the mirror marked the frame bad (ERSPAN BSO: short, oversized or a CRC error)"
+            }
+            Malformed::TooDeep => "more than 4 encapsulations nested: not unwrapped further",
         }
     }
 }

@@ -98,6 +98,9 @@ impl EtherType {
     pub const MAC_CONTROL: EtherType = EtherType(0x8808);
     /// RoCEv1 (`ETH_P_IBOE`): a GRH follows ([`crate::grh`]).
     pub const ROCEV1: EtherType = EtherType(0x8915);
+    /// MPLS unicast and multicast label stacks.
+    pub const MPLS: EtherType = EtherType(0x8847);
+    pub const MPLS_MULTICAST: EtherType = EtherType(0x8848);
 
     /// A VLAN tag protocol identifier: 0x8100, 0x88A8, 0x9100, 0x9200, 0x9300.
     #[must_use]

@@ -24,6 +24,11 @@ impl IpProtocol {
     pub const IGMP: IpProtocol = IpProtocol(2);
     pub const TCP: IpProtocol = IpProtocol(6);
     pub const UDP: IpProtocol = IpProtocol(17);
+    /// IPv4 in IP.
+    pub const IPIP: IpProtocol = IpProtocol(4);
+    /// IPv6 in IP.
+    pub const IPV6: IpProtocol = IpProtocol(41);
+    pub const GRE: IpProtocol = IpProtocol(47);
     pub const IPV6_ROUTE: IpProtocol = IpProtocol(43);
     pub const IPV6_FRAG: IpProtocol = IpProtocol(44);
     pub const ICMPV6: IpProtocol = IpProtocol(58);

@@ -25,6 +25,7 @@
 pub mod builder;
 pub mod checksum;
 pub mod cm;
+pub mod encap;
 pub mod erf;
 pub mod error;
 pub mod ethernet;

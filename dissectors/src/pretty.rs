@@ -34,21 +34,24 @@ pub fn visit(d: &Dissected<'_>, v: &mut impl Visitor) {
         lrh.visit_fields(o, v);
         v.end();
     }
+    if d.is_encapsulated() {
+        outer(d, v);
+    }
     if let Some(eth) = &d.eth {
-        // after an ERF record header, not at byte 0
-        let e = if d.erf().is_some() {
-            usize::from(d.link_header_len)
-        } else {
-            0
-        };
-        v.begin("eth", "Ethernet II", at(e, d.network_offset - e));
+        // after an ERF record header or an encapsulation, not always at byte 0
+        let e = usize::from(d.eth_at);
+        v.begin(
+            "eth",
+            "Ethernet II",
+            at(e, d.network_offset.saturating_sub(e)),
+        );
         eth.visit_fields(e, v);
         if let Some(t) = d.ethertype {
             let type_at = at(d.network_offset.saturating_sub(2), 2);
             v.field("type", "Type", Value::Hex(u64::from(t.0), 4), type_at);
         }
         if d.vlans().next().is_some() {
-            let tags_at = at(12, d.network_offset.saturating_sub(12));
+            let tags_at = at(e + 12, d.network_offset.saturating_sub(e + 12));
             v.begin_list("vlan", "802.1Q Virtual LAN", tags_at);
             for tag in d.vlans() {
                 let o = tag.offset;
@@ -133,6 +136,90 @@ fn vcrc(d: &Dissected<'_>, range: Range<usize>, wire: [u8; 2], v: &mut impl Visi
     v.field("computed", "Computed VCRC", computed, range.clone());
     v.field("valid", "Valid", valid, range);
     v.end();
+}
+
+/// The layers an encapsulated frame is wrapped in: `outer: [{eth: ..}, {ipv4: ..}, ..]`,
+/// outermost first (interfaces.md §4).
+fn outer(d: &Dissected<'_>, v: &mut impl Visitor) {
+    use crate::encap::{erspan, gre, mpls, vxlan};
+    use crate::stack::OuterKind;
+    let layers = d.outer_layers();
+    let end = layers.iter().last().map_or(0, |l| l.offset + l.bytes.len());
+    v.begin_list("outer", "Encapsulation", 0..end);
+    for l in layers.iter() {
+        let o = l.offset;
+        let r = o..o + l.bytes.len();
+        v.begin("", "Outer layer", r.clone());
+        match l.kind {
+            OuterKind::Ethernet => {
+                v.begin("eth", "Ethernet II", r);
+                let e = crate::ethernet::Frame::new_unchecked(l.bytes);
+                e.visit_fields(o, v);
+                let t = crate::ethernet::EtherType(u16::from_be_bytes([
+                    l.bytes[l.bytes.len() - 2],
+                    l.bytes[l.bytes.len() - 1],
+                ]));
+                v.field(
+                    "type",
+                    "Type",
+                    Value::Hex(u64::from(t.0), 4),
+                    o + l.bytes.len() - 2..o + l.bytes.len(),
+                );
+                v.end();
+            }
+            OuterKind::Ipv4 => {
+                v.begin("ipv4", "Internet Protocol Version 4", r);
+                crate::ipv4::Packet::new_unchecked(l.bytes).visit_fields(o, v);
+                v.end();
+            }
+            OuterKind::Ipv6 => {
+                v.begin("ipv6", "Internet Protocol Version 6", r);
+                crate::ipv6::Packet::new_unchecked(l.bytes).visit_fields(o, v);
+                v.end();
+            }
+            OuterKind::Udp => {
+                v.begin("udp", "User Datagram Protocol", r);
+                crate::udp::Packet::new_unchecked(l.bytes).visit_fields(o, v);
+                v.end();
+            }
+            OuterKind::Gre => {
+                v.begin("gre", "Generic Routing Encapsulation", r);
+                gre::Header::new_unchecked(l.bytes).visit_fields(o, v);
+                v.end();
+            }
+            OuterKind::Erspan => {
+                v.begin("erspan", "Encapsulated Remote SPAN", r);
+                erspan::Header::new_unchecked(l.bytes).visit_fields(o, v);
+                v.end();
+            }
+            OuterKind::Vxlan => {
+                v.begin("vxlan", "Virtual eXtensible Local Area Network", r);
+                if let Ok(x) = vxlan::Vxlan::new_checked(l.bytes) {
+                    x.visit_fields(o, v);
+                }
+                v.end();
+            }
+            OuterKind::Geneve => {
+                v.begin("geneve", "Generic Network Virtualization Encapsulation", r);
+                if let Ok(g) = vxlan::Geneve::new_checked(l.bytes) {
+                    g.visit_fields(o, v);
+                }
+                v.end();
+            }
+            OuterKind::Mpls => {
+                v.begin_list("mpls", "MultiProtocol Label Switching", r);
+                for (i, e) in mpls::entries(l.bytes).enumerate() {
+                    let eo = o + i * mpls::ENTRY_LEN;
+                    v.begin("", "Label stack entry", eo..eo + mpls::ENTRY_LEN);
+                    e.visit_fields(eo, v);
+                    v.end();
+                }
+                v.end_list();
+            }
+        }
+        v.end();
+    }
+    v.end_list();
 }
 
 fn transport(roce: &Roce<'_>, v: &mut impl Visitor, at: &impl Fn(usize, usize) -> Range<usize>) {

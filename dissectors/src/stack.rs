@@ -8,6 +8,7 @@
 use core::ops::Range;
 
 use crate::cm::{self, CmMessage};
+use crate::encap::{self, Inner, erspan, gre, mpls, vxlan};
 use crate::error::{Layer, Malformed, Result, WireError};
 use crate::ethernet::{self, EtherType};
 use crate::ib::opcode::{ExtHeader, OpcodeInfo, Operation};
@@ -135,6 +136,68 @@ pub enum RoceVersion {
     /// Native InfiniBand (LRH, maybe a GRH, then the BTH): no RoCE at all, but the same
     /// transport.
     Ib,
+}
+
+/// The kind of one layer an encapsulated frame is wrapped in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OuterKind {
+    /// An Ethernet header with its VLAN tags.
+    Ethernet,
+    Ipv4,
+    Ipv6,
+    Udp,
+    Gre,
+    Erspan,
+    Vxlan,
+    Geneve,
+    Mpls,
+}
+
+/// One outer layer of an encapsulated frame: what it is, where, and its bytes (the header
+/// only, as far as captured).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OuterLayer<'a> {
+    pub kind: OuterKind,
+    pub offset: usize,
+    pub bytes: &'a [u8],
+}
+
+/// Outer layers listed at most (four encapsulations of Ethernet, IP, UDP or GRE, and the
+/// tunnel's own header).
+pub const MAX_OUTER: usize = 20;
+
+/// The outer layers of a frame, outermost first (see [`Dissected::outer_layers`]).
+#[derive(Debug, Clone, Copy)]
+pub struct OuterLayers<'a> {
+    items: [Option<OuterLayer<'a>>; MAX_OUTER],
+    len: usize,
+}
+
+impl<'a> OuterLayers<'a> {
+    fn push(&mut self, kind: OuterKind, frame: &'a [u8], offset: usize, len: usize) -> bool {
+        let Some(bytes) = frame.get(offset..offset + len) else {
+            return false;
+        };
+        if self.len == MAX_OUTER {
+            return false;
+        }
+        self.items[self.len] = Some(OuterLayer {
+            kind,
+            offset,
+            bytes,
+        });
+        self.len += 1;
+        true
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = OuterLayer<'a>> + '_ {
+        self.items[..self.len].iter().flatten().copied()
+    }
 }
 
 /// An opcode's name as [`Roce::opcode_label`] gives it.
@@ -389,6 +452,14 @@ pub struct Dissected<'a> {
     lrh_at: Option<u16>,
     /// The RD opcode range is IBA RD, not NVIDIA DC ([`DissectOptions::rd_as_rd`]).
     rd_as_rd: bool,
+    /// Offset of the (innermost) Ethernet header.
+    pub eth_at: u16,
+    /// Offset of the innermost frame of an encapsulated one (0: not encapsulated); its
+    /// outer layers are listed by [`Dissected::outer_layers`].
+    inner_at: u16,
+    encap_depth: u8,
+    /// Where the walk started (to list the outer layers again).
+    start: Start,
 }
 
 impl<'a> Dissected<'a> {
@@ -398,6 +469,10 @@ impl<'a> Dissected<'a> {
             erf: false,
             lrh_at: None,
             rd_as_rd: false,
+            eth_at: 0,
+            inner_at: 0,
+            encap_depth: 0,
+            start: Start::Ethernet,
             link_header_len: 0,
             eth: None,
             vlan_tags: [(EtherType(0), 0); MAX_VLANS],
@@ -452,7 +527,153 @@ impl<'a> Dissected<'a> {
         }
     }
 
-    /// The VLAN tags, outermost first.
+    /// Whether the frame was encapsulated (its top-level layers are the innermost frame's).
+    #[must_use]
+    pub fn is_encapsulated(&self) -> bool {
+        self.inner_at != 0
+    }
+
+    /// The layers the innermost frame is wrapped in, outermost first (empty for a frame that
+    /// is not encapsulated). They are found again from the bytes (the walk keeps only where
+    /// the innermost frame starts), with the same decisions as the walk.
+    #[must_use]
+    pub fn outer_layers(&self) -> OuterLayers<'a> {
+        let mut out = OuterLayers {
+            items: [None; MAX_OUTER],
+            len: 0,
+        };
+        let end = usize::from(self.inner_at);
+        if end == 0 {
+            return out;
+        }
+        let f = self.frame;
+        let lh = usize::from(self.link_header_len);
+        let be16 = |at: usize| f.get(at..at + 2).map(|b| u16::from_be_bytes([b[0], b[1]]));
+        let by_nibble = |at: usize| match f.get(at).map(|b| b >> 4) {
+            Some(4) => Inner::Network(EtherType::IPV4, at),
+            Some(6) => Inner::Network(EtherType::IPV6, at),
+            _ => Inner::None,
+        };
+        let mut next = match self.start {
+            Start::Ethernet => Inner::Ethernet(0),
+            Start::Erf => match self.erf().map(|e| e.payload_kind()) {
+                Some(erf::Payload::Ethernet) => Inner::Ethernet(lh),
+                Some(erf::Payload::Ipv4) => Inner::Network(EtherType::IPV4, lh),
+                Some(erf::Payload::Ipv6) => Inner::Network(EtherType::IPV6, lh),
+                _ => Inner::None,
+            },
+            Start::Sll => be16(14).map_or(Inner::None, |t| Inner::Network(EtherType(t), lh)),
+            Start::Sll2 => be16(0).map_or(Inner::None, |t| Inner::Network(EtherType(t), lh)),
+            Start::Null { network_order } => f
+                .get(..NULL_HEADER_LEN)
+                .and_then(|b| null_family([b[0], b[1], b[2], b[3]], network_order))
+                .map_or(Inner::None, |t| Inner::Network(t, NULL_HEADER_LEN)),
+            Start::RawIp => by_nibble(0),
+            Start::EtherType(t) => Inner::Network(t, 0),
+            Start::Infiniband => Inner::None,
+        };
+        loop {
+            next = match next {
+                Inner::None => break,
+                Inner::Ethernet(a) | Inner::Network(_, a) if a >= end => break,
+                Inner::Ethernet(a) => {
+                    let mut t = be16(a + 12).map(EtherType);
+                    let mut b = a + ethernet::HEADER_LEN;
+                    let mut tags = 0;
+                    while let Some(tt) = t.filter(|t| t.is_vlan_tpid() && tags < MAX_VLANS) {
+                        let _ = tt;
+                        t = be16(b + 2).map(EtherType);
+                        b += vlan::HEADER_LEN;
+                        tags += 1;
+                    }
+                    if !out.push(OuterKind::Ethernet, f, a, b - a) {
+                        break;
+                    }
+                    t.map_or(Inner::None, |t| Inner::Network(t, b))
+                }
+                Inner::Network(EtherType::MPLS | EtherType::MPLS_MULTICAST, a) => {
+                    let Ok(n) = mpls::stack_len(f.get(a..).unwrap_or(&[])) else {
+                        break;
+                    };
+                    if !out.push(OuterKind::Mpls, f, a, n) {
+                        break;
+                    }
+                    encap::after_mpls(f, a).unwrap_or(Inner::None)
+                }
+                Inner::Network(t @ (EtherType::IPV4 | EtherType::IPV6), a) => {
+                    let (kind, len, proto) = if t == EtherType::IPV4 {
+                        let ihl = f.get(a).map_or(0, |b| usize::from(b & 0x0F) * 4);
+                        (OuterKind::Ipv4, ihl, f.get(a + 9).copied())
+                    } else {
+                        (OuterKind::Ipv6, ipv6::HEADER_LEN, f.get(a + 6).copied())
+                    };
+                    if len == 0 || !out.push(kind, f, a, len) {
+                        break;
+                    }
+                    let pay = a + len;
+                    match proto.map(IpProtocol) {
+                        Some(IpProtocol::GRE) => {
+                            let Ok(g) = gre::Header::new_checked(f.get(pay..).unwrap_or(&[]))
+                            else {
+                                break;
+                            };
+                            let after = pay + g.header_len();
+                            if !out.push(OuterKind::Gre, f, pay, g.header_len()) {
+                                break;
+                            }
+                            let erspan = matches!(g.protocol(), gre::proto::ERSPAN_22EB)
+                                || (g.protocol() == gre::proto::ERSPAN_88BE
+                                    && g.has(gre::FLAG_SEQUENCE));
+                            if erspan {
+                                let Ok(e) =
+                                    erspan::Header::new_checked(f.get(after..).unwrap_or(&[]))
+                                else {
+                                    break;
+                                };
+                                if !out.push(OuterKind::Erspan, f, after, e.header_len()) {
+                                    break;
+                                }
+                            }
+                            encap::after_gre(f, pay).unwrap_or(Inner::None)
+                        }
+                        Some(IpProtocol::UDP) => {
+                            if !out.push(OuterKind::Udp, f, pay, udp::HEADER_LEN) {
+                                break;
+                            }
+                            let tunnel = pay + udp::HEADER_LEN;
+                            match be16(pay + 2) {
+                                Some(vxlan::VXLAN_PORT) => {
+                                    if !out.push(OuterKind::Vxlan, f, tunnel, vxlan::HEADER_LEN) {
+                                        break;
+                                    }
+                                    encap::after_udp_tunnel(f, tunnel, false).unwrap_or(Inner::None)
+                                }
+                                Some(vxlan::GENEVE_PORT) => {
+                                    let Ok(g) =
+                                        vxlan::Geneve::new_checked(f.get(tunnel..).unwrap_or(&[]))
+                                    else {
+                                        break;
+                                    };
+                                    if !out.push(OuterKind::Geneve, f, tunnel, g.header_len()) {
+                                        break;
+                                    }
+                                    encap::after_udp_tunnel(f, tunnel, true).unwrap_or(Inner::None)
+                                }
+                                _ => Inner::None,
+                            }
+                        }
+                        Some(IpProtocol::IPIP) => Inner::Network(EtherType::IPV4, pay),
+                        Some(IpProtocol::IPV6) => Inner::Network(EtherType::IPV6, pay),
+                        _ => Inner::None,
+                    }
+                }
+                Inner::Network(..) => Inner::None,
+            };
+        }
+        out
+    }
+
+    /// The VLAN tags, outermost first.    /// The VLAN tags, outermost first.
     pub fn vlans(&self) -> impl Iterator<Item = VlanTag<'a>> + '_ {
         let frame = self.frame;
         self.vlan_tags[..usize::from(self.vlan_count)]
@@ -584,6 +805,7 @@ fn walk<'a>(
 ) -> (Dissected<'a>, Option<WireError>) {
     let mut d = Dissected::empty(frame);
     d.rd_as_rd = options.rd_as_rd;
+    d.start = start;
     let err = walk_into(&mut d, start, options).err();
     (d, err)
 }
@@ -694,6 +916,10 @@ fn network_layer<'a>(
         EtherType::IPV4 => ipv4_layer(d, at, options),
         EtherType::IPV6 => ipv6_layer(d, at, options),
         EtherType::ROCEV1 => grh_layer(d, at),
+        EtherType::MPLS | EtherType::MPLS_MULTICAST => {
+            let inner = encap::after_mpls(frame, at)?;
+            enter(d, inner, options, None)
+        }
         EtherType::MAC_CONTROL => {
             let p = mac_control::Packet::new_checked(rest).map_err(|e| e.rebased(at))?;
             d.network = Some(Network::MacControl(p));
@@ -730,6 +956,7 @@ fn erf_layer<'a>(d: &mut Dissected<'a>, options: &DissectOptions<'_>) -> Result<
             let eth = ethernet::Frame::new_checked(&frame[at..]).map_err(|e| e.rebased(at))?;
             let ethertype = eth.ethertype();
             d.eth = Some(eth);
+            d.eth_at = u16::try_from(at).unwrap_or(u16::MAX);
             vlan_and_network(d, ethertype, at + ethernet::HEADER_LEN, options)
         }
         erf::Payload::Ipv4 => network_layer(d, EtherType::IPV4, at, options),
@@ -835,6 +1062,12 @@ fn ipv4_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>
     }
     let (datagram, cut) = clip(frame, at, total_len, Layer::Ipv4);
     d.network = Some(Network::Ipv4(ipv4::Packet::new_unchecked(datagram)));
+    let whole = ip.frag_offset() == 0 && !ip.more_frags();
+    if whole {
+        if let Some(inner) = ip_tunnel(frame, ip.next_header(), at + header_len)? {
+            return enter(d, inner, options, cut);
+        }
+    }
     if ip.next_header() != IpProtocol::UDP || ip.frag_offset() != 0 || ip.more_frags() {
         if ip.next_header() == IpProtocol::TCP && ip.frag_offset() == 0 && !ip.more_frags() {
             return tcp_layer(d, at + header_len, total_len - header_len, options, cut);
@@ -864,6 +1097,9 @@ fn ipv6_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>
     let payload_len = usize::from(ip.payload_len());
     let (datagram, cut) = clip(frame, at, ipv6::HEADER_LEN + payload_len, Layer::Ipv6);
     d.network = Some(Network::Ipv6(ipv6::Packet::new_unchecked(datagram)));
+    if let Some(inner) = ip_tunnel(frame, ip.next_header(), at + ipv6::HEADER_LEN)? {
+        return enter(d, inner, options, cut);
+    }
     if ip.next_header() != IpProtocol::UDP {
         if ip.next_header() == IpProtocol::TCP {
             return tcp_layer(d, at + ipv6::HEADER_LEN, payload_len, options, cut);
@@ -908,6 +1144,12 @@ fn udp_layer<'a>(
     d.udp_offset = at;
     let cut = ip_cut.or(cut);
     if !options.is_roce_port(header.dst_port()) {
+        let port = header.dst_port();
+        if port == vxlan::VXLAN_PORT || port == vxlan::GENEVE_PORT {
+            let geneve = port == vxlan::GENEVE_PORT;
+            let inner = encap::after_udp_tunnel(frame, at + udp::HEADER_LEN, geneve)?;
+            return enter(d, inner, options, cut);
+        }
         return cut.map_or(Ok(()), Err);
     }
     let bth_at = at + udp::HEADER_LEN;
@@ -921,6 +1163,61 @@ fn udp_layer<'a>(
         encapsulation,
         cut,
     )
+}
+
+/// What an IP datagram's payload at `at` tunnels: GRE (and what it carries), IPv4 or IPv6 in
+/// IP; `None` for other protocols.
+fn ip_tunnel(frame: &[u8], proto: IpProtocol, at: usize) -> Result<Option<Inner>> {
+    Ok(match proto {
+        IpProtocol::GRE => Some(encap::after_gre(frame, at)?),
+        IpProtocol::IPIP => Some(Inner::Network(EtherType::IPV4, at)),
+        IpProtocol::IPV6 => Some(Inner::Network(EtherType::IPV6, at)),
+        _ => None,
+    })
+}
+
+/// Dissect the frame an encapsulation carries as if it had been captured directly: its
+/// layers replace the outer ones (which stay in the bytes, listed by
+/// [`Dissected::outer_layers`]). `outer_cut` is the outer length fields' complaint.
+fn enter<'a>(
+    d: &mut Dissected<'a>,
+    inner: Inner,
+    options: &DissectOptions<'_>,
+    outer_cut: Option<WireError>,
+) -> Result<()> {
+    let at = match inner {
+        Inner::None => return outer_cut.map_or(Ok(()), Err),
+        Inner::Ethernet(a) | Inner::Network(_, a) => a,
+    };
+    if d.encap_depth >= encap::MAX_DEPTH {
+        return Err(encap::too_deep(at));
+    }
+    d.encap_depth += 1;
+    d.inner_at = u16::try_from(at).unwrap_or(u16::MAX);
+    d.eth = None;
+    d.vlan_count = 0;
+    d.ethertype = None;
+    d.network = None;
+    d.udp = None;
+    d.udp_offset = 0;
+    d.tcp = None;
+    d.tcp_offset = 0;
+    d.tcp_len = 0;
+    d.tcp_bth_offset = 0;
+    let frame = d.frame;
+    match inner {
+        Inner::Ethernet(a) => {
+            let rest = frame.get(a..).unwrap_or(&[]);
+            let eth = ethernet::Frame::new_checked(rest).map_err(|e| e.rebased(a))?;
+            let ethertype = eth.ethertype();
+            d.eth = Some(eth);
+            d.eth_at = u16::try_from(a).unwrap_or(u16::MAX);
+            vlan_and_network(d, ethertype, a + ethernet::HEADER_LEN, options)?;
+        }
+        Inner::Network(t, a) => network_layer(d, t, a, options)?,
+        Inner::None => {}
+    }
+    outer_cut.map_or(Ok(()), Err)
 }
 
 /// TCP inside an IP datagram whose length fields give `l4_len` bytes from `at`.

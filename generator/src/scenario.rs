@@ -217,6 +217,32 @@ pub enum Direction {
     Response,
 }
 
+/// How a switch's mirror session wraps each frame before the collector captures it
+/// (`[capture] encapsulation`, capture-formats.md §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encapsulation {
+    /// GRE (with a sequence number) and ERSPAN Type II.
+    Erspan2,
+    /// GRE and ERSPAN Type III.
+    Erspan3,
+    /// GRE with a key, transparent Ethernet bridging.
+    Gre,
+    /// VXLAN over UDP 4789.
+    Vxlan,
+    /// Geneve over UDP 6081, with one option.
+    Geneve,
+    /// Two MPLS labels before the IP packet (the frame's own Ethernet header is not kept;
+    /// frames without IP, PFC and PAUSE, stay unwrapped).
+    Mpls,
+}
+
+impl Encapsulation {
+    /// A mirror session (the copy may be cut, with ERSPAN's truncated bit set).
+    pub fn is_erspan(self) -> bool {
+        matches!(self, Self::Erspan2 | Self::Erspan3)
+    }
+}
+
 /// What the capture point writes into the ICRC field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaptureIcrc {
@@ -284,6 +310,7 @@ pub struct Scenario {
     /// Cut every captured frame to this many bytes (0: keep whole).
     pub snaplen: u32,
     pub capture_icrc: CaptureIcrc,
+    pub encapsulation: Option<Encapsulation>,
     pub hosts: Vec<Host>,
     pub connections: Vec<Connection>,
     pub traffic: Vec<Traffic>,
@@ -329,6 +356,7 @@ struct RawCapture {
     point: Option<S<String>>,
     snaplen: Option<S<u32>>,
     icrc: Option<S<String>>,
+    encapsulation: Option<S<String>>,
 }
 
 #[derive(Deserialize)]
@@ -604,6 +632,40 @@ impl Scenario {
             }
         };
 
+        let encapsulation = match raw
+            .capture
+            .as_ref()
+            .and_then(|c| c.get_ref().encapsulation.as_ref())
+        {
+            None => None,
+            Some(e) => Some(match e.get_ref().as_str() {
+                "erspan2" => Encapsulation::Erspan2,
+                "erspan3" => Encapsulation::Erspan3,
+                "gre" => Encapsulation::Gre,
+                "vxlan" => Encapsulation::Vxlan,
+                "geneve" => Encapsulation::Geneve,
+                "mpls" => Encapsulation::Mpls,
+                other => {
+                    return Err(ctx.err(
+                        e.span(),
+                        "capture.encapsulation",
+                        format!("unknown encapsulation {other:?} (erspan2, erspan3, gre, vxlan, geneve, mpls)"),
+                    ));
+                }
+            }),
+        };
+        if let Some(e) = raw
+            .capture
+            .as_ref()
+            .and_then(|c| c.get_ref().encapsulation.as_ref())
+            .filter(|_| ib)
+        {
+            return Err(ctx.err(
+                e.span(),
+                "capture.encapsulation",
+                "mirror encapsulations are Ethernet's: not on an InfiniBand link",
+            ));
+        }
         let (capture, snaplen, capture_icrc) = match &raw.capture {
             None => (CapturePoint::Receiver, 0, CaptureIcrc::Wire),
             Some(c) => {
@@ -1375,9 +1437,21 @@ impl Scenario {
                 ));
             }
         }
+        if let Some(c) = conns
+            .iter()
+            .find(|c| c.transport == TransportKind::TcpBth)
+            .filter(|_| encapsulation.is_some())
+        {
+            return Err(ctx.err(
+                raw.capture.as_ref().map_or(0..0, Spanned::span),
+                "capture.encapsulation",
+                format!("connection {:?}: tcp_bth traffic is not mirrored (encapsulation is for RoCE and PFC frames)", c.name),
+            ));
+        }
         Ok(Scenario {
             origin: origin.to_owned(),
             link_kind,
+            encapsulation,
             link_bps,
             delay_ns,
             start_ns,

@@ -43,8 +43,8 @@ use rocescope_dissectors::{Opcode, Psn, Qpn, erf, grh, ipv4, ipv6};
 
 use crate::rng::Rng;
 use crate::scenario::{
-    CaptureIcrc, CapturePoint, Direction, FaultKind, LinkKind, OpKind, Scenario, Selector,
-    SizeDist, TransportKind,
+    CaptureIcrc, CapturePoint, Direction, Encapsulation, FaultKind, LinkKind, OpKind, Scenario,
+    Selector, SizeDist, TransportKind,
 };
 use crate::tcp_bth::TcpModel;
 use crate::truth::{Seen, Truth, TruthEngine};

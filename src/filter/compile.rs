@@ -213,7 +213,17 @@ impl Compiler<'_> {
         };
         let src = match source {
             Source::Paths(paths) => {
-                Src::Paths(paths.iter().map(|p| split(p, None, None)).collect())
+                let mut v: Vec<Path> = paths.iter().map(|p| split(p, None, None)).collect();
+                // an inner layer's name matches the same layer outside a tunnel too
+                for p in paths {
+                    let first = p.split('.').next().unwrap_or("");
+                    if fields::ALSO_OUTER.contains(&first) {
+                        let mut outer = split(p, None, None);
+                        outer.segs.insert(0, "outer");
+                        v.push(outer);
+                    }
+                }
+                Src::Paths(v)
             }
             Source::Item(p, i) => Src::Paths(vec![split(p, Some(i), None)]),
             Source::Bit(p, b) => Src::Paths(vec![split(p, None, Some(b))]),

@@ -5,16 +5,18 @@
 //! `QP=0x000011 PSN=1234`, `A` when AckReq is set, `len=N` (RETH DMA length), `ACK MSN=9`,
 //! `NAK PSN_SEQ_ERR MSN=9`, `RNR NAK 1.28ms MSN=9`, `imm=0x…`, `FECN`, `BECN`, `ICRC BAD`,
 //! `ECN CE`; for PFC `PFC pause p3=65535q (335.5us @100G)` / `PFC resume p3`; then
+//! the tunnels of an encapsulated frame (`[ERSPAN III span 42]`, `[VXLAN VNI 5001]`), then
 //! `[TRUNCATED]` / `[MALFORMED]` and any other dissector complaint in brackets. `dissect`'s
 //! text and CSV output and the inspector's frame list all print it.
 
 use std::fmt::{self, Write as _};
 
+use rocescope_dissectors::encap::{erspan, gre, mpls, vxlan};
 use rocescope_dissectors::ib::aeth::{self, AethKind};
 use rocescope_dissectors::icrc::IcrcStatus;
 use rocescope_dissectors::ipv4::IpProtocol;
 use rocescope_dissectors::mac_control::{self, MacControlOpcode};
-use rocescope_dissectors::stack::{Dissected, Network, Roce, RoceVersion};
+use rocescope_dissectors::stack::{Dissected, Network, OuterKind, Roce, RoceVersion};
 
 use super::{FrameView, LinkType, Problem};
 use crate::units::{Duration, link_speed_label};
@@ -152,6 +154,9 @@ impl Summarizer {
                 None => s.protocol.push_str("SLL"),
             },
         }
+        if d.is_encapsulated() {
+            encapsulation(d, &mut s.info)?;
+        }
         if let Some(p) = &view.problem {
             if view.truncated {
                 s.info.push_str(" [TRUNCATED]");
@@ -168,6 +173,78 @@ impl Summarizer {
         }
         Ok(())
     }
+}
+
+/// The tunnels a mirrored or tunnelled frame came through, outermost first:
+/// ` [ERSPAN III span 42]`, ` [VXLAN VNI 5001]`, ` [MPLS 16/1000]`, ` [GRE key 0x2a2a]`,
+/// ` [IP-in-IP]`.
+fn encapsulation(d: &Dissected<'_>, info: &mut String) -> fmt::Result {
+    let layers = d.outer_layers();
+    let mut first = true;
+    let mut sep = |info: &mut String| {
+        info.push_str(if first { " [" } else { ", " });
+        first = false;
+    };
+    let mut prev = None;
+    let mut it = layers.iter().peekable();
+    while let Some(l) = it.next() {
+        let next = it.peek().map(|n| n.kind);
+        match l.kind {
+            OuterKind::Erspan => {
+                let e = erspan::Header::new_unchecked(l.bytes);
+                sep(info);
+                let ty = match e.version() {
+                    0 => "I",
+                    1 => "II",
+                    _ => "III",
+                };
+                write!(info, "ERSPAN {ty} span {}", e.session())?;
+            }
+            OuterKind::Gre if next != Some(OuterKind::Erspan) => {
+                sep(info);
+                info.push_str("GRE");
+                if let Some(k) = gre::Header::new_unchecked(l.bytes).key() {
+                    write!(info, " key {k:#x}")?;
+                }
+            }
+            OuterKind::Vxlan => {
+                sep(info);
+                if let Ok(v) = vxlan::Vxlan::new_checked(l.bytes) {
+                    write!(info, "VXLAN VNI {}", v.vni())?;
+                }
+            }
+            OuterKind::Geneve => {
+                sep(info);
+                if let Ok(g) = vxlan::Geneve::new_checked(l.bytes) {
+                    write!(info, "Geneve VNI {}", g.vni())?;
+                }
+            }
+            OuterKind::Mpls => {
+                sep(info);
+                info.push_str("MPLS ");
+                for (i, e) in mpls::entries(l.bytes).enumerate() {
+                    if i > 0 {
+                        info.push('/');
+                    }
+                    write!(info, "{}", e.label())?;
+                }
+            }
+            // an IP header right after another, or the last outer layer: IP in IP
+            OuterKind::Ipv4 | OuterKind::Ipv6
+                if matches!(next, None | Some(OuterKind::Ipv4 | OuterKind::Ipv6))
+                    && prev != Some(OuterKind::Mpls) =>
+            {
+                sep(info);
+                info.push_str("IP-in-IP");
+            }
+            _ => {}
+        }
+        prev = Some(l.kind);
+    }
+    if !first {
+        info.push(']');
+    }
+    Ok(())
 }
 
 fn addresses(d: &Dissected<'_>, s: &mut SummaryLine) -> fmt::Result {

@@ -238,8 +238,15 @@ impl Generator<'_> {
                 };
                 let fill = (p.psn.value() & 0xFF) as u8;
                 let ib = self.sc.link_kind == LinkKind::Infiniband;
-                // a native packet goes in an ERF record, as ibdump writes it
-                let at = if ib { erf::HEADER_LEN } else { 0 };
+                // a native packet goes in an ERF record, as ibdump writes it; a mirrored one
+                // is built after room for the mirror session's headers
+                let at = if ib {
+                    erf::HEADER_LEN
+                } else if self.sc.encapsulation.is_some() {
+                    WRAP_ROOM
+                } else {
+                    0
+                };
                 let Some(body) = buf.get_mut(at..) else {
                     return Err(GenError::Build(BuildError::BufferTooSmall {
                         need: at,
@@ -265,7 +272,13 @@ impl Generator<'_> {
                     (0, s) | (s, 0) => s as usize,
                     (a, b) => a.min(b) as usize,
                 };
-                let cut = len.min(snap);
+                // (the cut of a mirrored frame is the inner frame's: the copy the switch made)
+                let wrapped = at == WRAP_ROOM && !ib;
+                let cut = if wrapped {
+                    at + (len - at).min(snap)
+                } else {
+                    len.min(snap)
+                };
                 let info = p.opcode.info();
                 let conn = &self.sc.connections[usize::from(p.conn)];
                 self.truth.roce(&Seen {
@@ -285,6 +298,27 @@ impl Generator<'_> {
                     is_dc: conn.dc,
                     is_uc: conn.transport == TransportKind::Uc,
                 });
+                if let Some(enc) = self.sc.encapsulation.filter(|_| wrapped) {
+                    if enc.is_erspan() {
+                        // the switch cut its copy and says so in the T bit; the outer
+                        // headers and the collector's record describe the copy
+                        let n = wrap(buf, enc, at, cut - at, cut < len, time_ns, true);
+                        return Ok(FrameOut {
+                            time_ns,
+                            len: n,
+                            orig_len: n,
+                        });
+                    }
+                    // a tunnel carries the whole frame; the collector's snaplen cuts the
+                    // record, outer headers included
+                    let n = wrap(buf, enc, at, len - at, false, time_ns, true);
+                    let outer = n - (len - at);
+                    return Ok(FrameOut {
+                        time_ns,
+                        len: outer + (cut - at),
+                        orig_len: n,
+                    });
+                }
                 Ok(FrameOut {
                     time_ns,
                     len: cut,
@@ -307,8 +341,18 @@ impl Generator<'_> {
                         quanta: q,
                     },
                 };
-                let len = frame.emit(buf)?;
                 self.truth.pfc(time_ns, mac, p.priority, quanta);
+                // mirrored like the RoCE frames, but MPLS carries IP only
+                if let Some(enc) = self.sc.encapsulation.filter(|e| *e != Encapsulation::Mpls) {
+                    let len = frame.emit(&mut buf[WRAP_ROOM..])?;
+                    let n = wrap(buf, enc, WRAP_ROOM, len, false, time_ns, false);
+                    return Ok(FrameOut {
+                        time_ns,
+                        len: n,
+                        orig_len: n,
+                    });
+                }
+                let len = frame.emit(buf)?;
                 Ok(FrameOut {
                     time_ns,
                     len,
@@ -333,6 +377,144 @@ impl Generator<'_> {
             orig_len: len,
         })
     }
+}
+
+/// Room before a mirrored frame for the mirror session's headers (Ethernet, IPv4 and the
+/// longest tunnel header, Geneve's 24 bytes with UDP).
+pub(super) const WRAP_ROOM: usize = 64;
+
+/// The collector's and the mirroring switch's addresses on the outer headers.
+const COLLECTOR_MAC: [u8; 6] = [0x02, 0, 0, 0, 0xFE, 0x02];
+const MIRROR_MAC: [u8; 6] = [0x02, 0, 0, 0, 0xFE, 0x01];
+const MIRROR_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(192, 0, 2, 1);
+const COLLECTOR_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(192, 0, 2, 2);
+
+/// Wrap the frame of `inner_len` bytes at `buf[inner_at..]` as a mirror session would and
+/// move the result to the start of `buf`; returns its length. `cut`: the switch truncated
+/// the copy (ERSPAN's T bit). `ip`: the frame carries IP (MPLS keeps only the IP packet).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn wrap(
+    buf: &mut [u8],
+    enc: Encapsulation,
+    inner_at: usize,
+    inner_len: usize,
+    cut: bool,
+    time_ns: u64,
+    ip: bool,
+) -> usize {
+    use rocescope_dissectors::checksum::ChecksumMode;
+    use rocescope_dissectors::encap::{erspan, gre, mpls, vxlan};
+    let eth = |buf: &mut [u8], at: usize, ethertype: EtherType| {
+        ethernet::Repr {
+            dst_addr: ethernet::Address(COLLECTOR_MAC),
+            src_addr: ethernet::Address(MIRROR_MAC),
+            ethertype,
+        }
+        .emit(&mut ethernet::Frame::new_unchecked(
+            &mut buf[at..at + ethernet::HEADER_LEN],
+        ));
+    };
+    let (start, end) = if enc == Encapsulation::Mpls {
+        // the inner Ethernet header (and its VLAN tags) is dropped: labels, then the IP packet
+        let mut ip_at = inner_at + ethernet::HEADER_LEN;
+        while matches!(
+            u16::from_be_bytes([buf[ip_at - 2], buf[ip_at - 1]]),
+            0x8100 | 0x88A8
+        ) {
+            ip_at += 4;
+        }
+        let start = ip_at - 8 - ethernet::HEADER_LEN;
+        eth(buf, start, EtherType::MPLS);
+        mpls::emit(&mut buf[start + ethernet::HEADER_LEN..ip_at], &[16, 1000]);
+        let _ = ip;
+        (start, inner_at + inner_len)
+    } else {
+        let tunnel = match enc {
+            Encapsulation::Erspan2 => 8 + erspan::TYPE2_LEN,
+            Encapsulation::Erspan3 => 8 + erspan::TYPE3_LEN,
+            Encapsulation::Gre => 8,
+            Encapsulation::Vxlan => 8 + vxlan::HEADER_LEN,
+            Encapsulation::Geneve => 8 + 16,
+            Encapsulation::Mpls => 0,
+        };
+        let start = inner_at - tunnel - 20 - ethernet::HEADER_LEN;
+        let ip_at = start + ethernet::HEADER_LEN;
+        let t_at = ip_at + 20;
+        eth(buf, start, EtherType::IPV4);
+        let udp = matches!(enc, Encapsulation::Vxlan | Encapsulation::Geneve);
+        let l4 = tunnel + inner_len;
+        ipv4::Repr {
+            src_addr: MIRROR_IP,
+            dst_addr: COLLECTOR_IP,
+            next_header: if udp {
+                ipv4::IpProtocol::UDP
+            } else {
+                ipv4::IpProtocol::GRE
+            },
+            payload_len: l4,
+            hop_limit: 64,
+            dscp: 0,
+            ecn: 0,
+            ident: (time_ns & 0xFFFF) as u16,
+            dont_frag: true,
+        }
+        .emit(
+            &mut ipv4::Packet::new_unchecked(&mut buf[ip_at..ip_at + 20]),
+            ChecksumMode::Both,
+        );
+        let seq = (time_ns / 1000) as u32;
+        // 100 ns units, as ERSPAN III's granularity 1 says
+        let stamp = (time_ns / 100) as u32;
+        match enc {
+            Encapsulation::Erspan2 | Encapsulation::Erspan3 => {
+                let p = if enc == Encapsulation::Erspan2 {
+                    gre::proto::ERSPAN_88BE
+                } else {
+                    gre::proto::ERSPAN_22EB
+                };
+                let g = gre::emit(&mut buf[t_at..], p, None, Some(seq));
+                erspan::Repr {
+                    type3: enc == Encapsulation::Erspan3,
+                    vlan: 0,
+                    cos: 0,
+                    truncated: cut,
+                    session: 42,
+                    index_or_timestamp: if enc == Encapsulation::Erspan3 {
+                        stamp
+                    } else {
+                        7
+                    },
+                    hw: 1,
+                    egress: false,
+                }
+                .emit(&mut buf[t_at + g..]);
+            }
+            Encapsulation::Gre => {
+                gre::emit(&mut buf[t_at..], gre::proto::TEB, Some(0x0000_2A2A), None);
+            }
+            Encapsulation::Vxlan | Encapsulation::Geneve => {
+                let port = if enc == Encapsulation::Vxlan {
+                    vxlan::VXLAN_PORT
+                } else {
+                    vxlan::GENEVE_PORT
+                };
+                let u = &mut buf[t_at..t_at + 8];
+                u[0..2].copy_from_slice(&(49_152 | (seq & 0x3FFF) as u16).to_be_bytes());
+                u[2..4].copy_from_slice(&port.to_be_bytes());
+                u[4..6].copy_from_slice(&u16::try_from(l4).unwrap_or(u16::MAX).to_be_bytes());
+                u[6..8].fill(0);
+                if enc == Encapsulation::Vxlan {
+                    vxlan::emit_vxlan(&mut buf[t_at + 8..], 5001);
+                } else {
+                    vxlan::emit_geneve(&mut buf[t_at + 8..], 5001);
+                }
+            }
+            Encapsulation::Mpls => {}
+        }
+        (start, inner_at + inner_len)
+    };
+    buf.copy_within(start..end, 0);
+    end - start
 }
 
 /// An RC opcode's DC counterpart on the RD range (same low five bits).
