@@ -101,6 +101,6 @@ pub const fn too_deep(offset: usize) -> WireError {
     WireError::Malformed {
         layer: Layer::Encap,
         offset,
-        reason: crate::error::Malformed::TooDeep,
+        reason: crate::error::Malformed::TooDeep { max: MAX_DEPTH },
     }
 }

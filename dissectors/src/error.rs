@@ -106,42 +106,76 @@ impl fmt::Display for Layer {
     }
 }
 
-/// Why a header that was fully present is still not acceptable.
+/// Why a header that was fully present is still not acceptable. Each carries the numbers
+/// that disagree, so the message says exactly what is inconsistent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Malformed {
-    /// The IP version nibble does not match the EtherType.
-    Version,
-    /// A header-length field is smaller than the fixed header (IPv4 IHL < 5, TCP data offset < 5).
-    HeaderLength,
-    /// A length field is smaller than the headers it must contain (UDP length < 8 + BTH + ICRC).
-    LengthTooShort,
+    /// The IP (or GRH) version nibble is not the one the EtherType or next header announced.
+    Version { found: u8, expected: u8 },
+    /// A header-length field (bytes) is smaller than the fixed header (IPv4 IHL < 5, TCP
+    /// data offset < 5).
+    HeaderLength { value: u16, min: u16 },
+    /// A length field (bytes) is smaller than the headers it must contain (UDP length < 8 +
+    /// BTH + ICRC, IPv4 total length < its header, an LRH PktLen shorter than its headers).
+    LengthTooShort { value: u32, need: u32 },
+    /// A length field (bytes) points past the IP payload that carries it (a UDP length or a
+    /// TCP header length larger than the IP payload).
+    LengthPastPayload { value: u32, room: u32 },
     /// PadCnt is larger than the bytes between the headers and the ICRC.
-    PadCount,
+    PadCount { pad: u8, room: u32 },
     /// A TCP option's length byte is impossible (0, 1, or past the option area).
-    OptionLength,
+    OptionLength { kind: u8, value: u8, room: u8 },
+    /// An opcode its transport does not define (RC 0x1F, UD 0x7F, …): no header layout to
+    /// read, and no way to know what the ICRC covers.
+    UnknownOpcode { opcode: u8, transport: &'static str },
     /// A field holds a value that this layer cannot carry.
     Value,
     /// The mirror session marked the frame bad: ERSPAN III's BSO says short, oversized or a
     /// CRC/alignment error on the mirrored port.
     MirroredBad,
-    /// Tunnels nested deeper than [`crate::encap::MAX_DEPTH`] (a loop of GRE in GRE).
-    TooDeep,
+    /// Tunnels nested deeper than `max` (`encap::MAX_DEPTH`; a loop of GRE in GRE).
+    TooDeep { max: u8 },
 }
 
-impl Malformed {
-    #[must_use]
-    pub const fn describe(self) -> &'static str {
-        match self {
-            Malformed::Version => "wrong IP version",
-            Malformed::HeaderLength => "header length field too small",
-            Malformed::LengthTooShort => "length field smaller than the headers it carries",
-            Malformed::PadCount => "pad count larger than the payload",
-            Malformed::OptionLength => "bad option length",
-            Malformed::Value => "invalid field value",
-            Malformed::MirroredBad => {
-                "the mirror marked the frame bad (ERSPAN BSO: short, oversized or a CRC error)"
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Malformed::Version { found, expected } => {
+                write!(f, "version {found} where {expected} was expected")
             }
-            Malformed::TooDeep => "more than 4 encapsulations nested: not unwrapped further",
+            Malformed::HeaderLength { value, min } => write!(
+                f,
+                "header length field says {value} bytes, less than the {min}-byte fixed header"
+            ),
+            Malformed::LengthTooShort { value, need } => write!(
+                f,
+                "length field says {value} bytes, less than the {need} bytes of the headers it carries"
+            ),
+            Malformed::LengthPastPayload { value, room } => write!(
+                f,
+                "length field says {value} bytes, more than the {room} bytes of the IP payload"
+            ),
+            Malformed::PadCount { pad, room } => write!(
+                f,
+                "pad count {pad} larger than the {room} bytes between the headers and the ICRC"
+            ),
+            Malformed::OptionLength { kind, value, room } => write!(
+                f,
+                "option kind {kind} with length {value}, impossible with {room} bytes left in the option area"
+            ),
+            Malformed::UnknownOpcode { opcode, transport } => {
+                write!(f, "opcode {opcode:#04x} is not defined for {transport}")
+            }
+            Malformed::Value => f.write_str("invalid field value"),
+            Malformed::MirroredBad => f.write_str(
+                "the mirror marked the frame bad (ERSPAN BSO: short, oversized or a CRC error)",
+            ),
+            Malformed::TooDeep { max } => {
+                write!(
+                    f,
+                    "more than {max} encapsulations nested: not unwrapped further"
+                )
+            }
         }
     }
 }
@@ -248,11 +282,7 @@ impl fmt::Display for WireError {
                 layer,
                 offset,
                 reason,
-            } => write!(
-                f,
-                "malformed {layer} at offset {offset}: {}",
-                reason.describe()
-            ),
+            } => write!(f, "malformed {layer} at offset {offset}: {reason}"),
             WireError::Unsupported {
                 layer,
                 offset,

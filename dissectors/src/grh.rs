@@ -286,7 +286,10 @@ impl Repr {
             return Err(WireError::Malformed {
                 layer: Layer::Grh,
                 offset: field::VER_TC_FLOW.start,
-                reason: Malformed::Version,
+                reason: Malformed::Version {
+                    found: packet.ip_version(),
+                    expected: VERSION,
+                },
             });
         }
         Ok(Repr {
@@ -467,7 +470,10 @@ mod test {
             Err(WireError::Malformed {
                 layer: Layer::Grh,
                 offset: 0,
-                reason: Malformed::Version
+                reason: Malformed::Version {
+                    found: 4,
+                    expected: 6
+                }
             })
         );
     }

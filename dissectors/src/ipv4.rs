@@ -139,7 +139,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(WireError::Malformed {
                 layer: Layer::Ipv4,
                 offset: field::VER_IHL,
-                reason: Malformed::HeaderLength,
+                reason: Malformed::HeaderLength {
+                    value: header_len as u16,
+                    min: HEADER_LEN as u16,
+                },
             });
         }
         error::need(Layer::Ipv4, header_len, have)?;
@@ -148,7 +151,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(WireError::Malformed {
                 layer: Layer::Ipv4,
                 offset: field::LENGTH.start,
-                reason: Malformed::LengthTooShort,
+                reason: Malformed::LengthTooShort {
+                    value: total_len as u32,
+                    need: header_len as u32,
+                },
             });
         }
         error::need(Layer::Ipv4, total_len, have)
@@ -423,7 +429,10 @@ impl Repr {
             return Err(WireError::Malformed {
                 layer: Layer::Ipv4,
                 offset: field::VER_IHL,
-                reason: Malformed::Version,
+                reason: Malformed::Version {
+                    found: packet.version(),
+                    expected: 4,
+                },
             });
         }
         Ok(Repr {
@@ -686,7 +695,10 @@ mod test {
             Err(WireError::Malformed {
                 layer: Layer::Ipv4,
                 offset: 0,
-                reason: Malformed::Version
+                reason: Malformed::Version {
+                    found: 6,
+                    expected: 4
+                }
             })
         );
     }
@@ -738,7 +750,7 @@ mod test {
             WireError::Malformed {
                 layer: Layer::Ipv4,
                 offset: 0,
-                reason: Malformed::HeaderLength
+                reason: Malformed::HeaderLength { value: 16, min: 20 }
             }
         );
         frame[0] = 0x4F; // IHL 15 = 60 bytes, total length 64: fits
@@ -754,7 +766,10 @@ mod test {
             WireError::Malformed {
                 layer: Layer::Ipv4,
                 offset: 2,
-                reason: Malformed::LengthTooShort
+                reason: Malformed::LengthTooShort {
+                    value: 19,
+                    need: 20
+                }
             }
         );
     }

@@ -263,7 +263,10 @@ impl Repr {
             return Err(WireError::Malformed {
                 layer: Layer::Ipv6,
                 offset: field::VER_TC_FLOW.start,
-                reason: Malformed::Version,
+                reason: Malformed::Version {
+                    found: packet.version(),
+                    expected: 6,
+                },
             });
         }
         Ok(Repr {
@@ -446,7 +449,10 @@ mod test {
             Err(WireError::Malformed {
                 layer: Layer::Ipv6,
                 offset: 0,
-                reason: Malformed::Version
+                reason: Malformed::Version {
+                    found: 4,
+                    expected: 6
+                }
             })
         );
     }

@@ -11,7 +11,7 @@ use crate::cm::{self, CmMessage};
 use crate::encap::{self, Inner, erspan, gre, mpls, vxlan};
 use crate::error::{Layer, Malformed, Result, WireError};
 use crate::ethernet::{self, EtherType};
-use crate::ib::opcode::{ExtHeader, OpcodeInfo, Operation};
+use crate::ib::opcode::{ExtHeader, OpcodeInfo, Operation, Transport};
 use crate::ib::{bth, lrh};
 use crate::icrc::{self, Encapsulation, ICRC_LEN, IcrcStatus};
 use crate::ipv4::{self, IpProtocol};
@@ -984,7 +984,7 @@ fn ib_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>) 
     match lrh.lnh() {
         lrh::NextHeader::IbaLocal => {
             let Some(transport) = pkt.checked_sub(lrh::HEADER_LEN) else {
-                return Err(malformed(Layer::Lrh, at, Malformed::LengthTooShort));
+                return Err(too_short(Layer::Lrh, at, pkt, lrh::HEADER_LEN));
             };
             d.network_offset = after;
             roce_layer(
@@ -999,7 +999,12 @@ fn ib_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>) 
         }
         lrh::NextHeader::IbaGlobal => {
             let Some(transport) = pkt.checked_sub(lrh::HEADER_LEN + grh::HEADER_LEN) else {
-                return Err(malformed(Layer::Lrh, at, Malformed::LengthTooShort));
+                return Err(too_short(
+                    Layer::Lrh,
+                    at,
+                    pkt,
+                    lrh::HEADER_LEN + grh::HEADER_LEN,
+                ));
             };
             let g = frame.get(after..).unwrap_or(&[]);
             crate::error::need(Layer::Grh, grh::HEADER_LEN, g.len())
@@ -1050,15 +1055,23 @@ fn ipv4_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>
     crate::error::need(Layer::Ipv4, ipv4::HEADER_LEN, rest.len()).map_err(|e| e.rebased(at))?;
     let header_len = usize::from(ip.header_len());
     if header_len < ipv4::HEADER_LEN {
-        return Err(malformed(Layer::Ipv4, at, Malformed::HeaderLength));
+        let reason = Malformed::HeaderLength {
+            value: header_len as u16,
+            min: ipv4::HEADER_LEN as u16,
+        };
+        return Err(malformed(Layer::Ipv4, at, reason));
     }
     crate::error::need(Layer::Ipv4, header_len, rest.len()).map_err(|e| e.rebased(at))?;
     let total_len = usize::from(ip.total_len());
     if total_len < header_len {
-        return Err(malformed(Layer::Ipv4, at, Malformed::LengthTooShort));
+        return Err(too_short(Layer::Ipv4, at, total_len, header_len));
     }
     if ip.version() != 4 {
-        return Err(malformed(Layer::Ipv4, at, Malformed::Version));
+        let reason = Malformed::Version {
+            found: ip.version(),
+            expected: 4,
+        };
+        return Err(malformed(Layer::Ipv4, at, reason));
     }
     let (datagram, cut) = clip(frame, at, total_len, Layer::Ipv4);
     d.network = Some(Network::Ipv4(ipv4::Packet::new_unchecked(datagram)));
@@ -1092,7 +1105,11 @@ fn ipv6_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>
     crate::error::need(Layer::Ipv6, ipv6::HEADER_LEN, rest.len()).map_err(|e| e.rebased(at))?;
     let ip = ipv6::Packet::new_unchecked(rest);
     if ip.version() != 6 {
-        return Err(malformed(Layer::Ipv6, at, Malformed::Version));
+        let reason = Malformed::Version {
+            found: ip.version(),
+            expected: 6,
+        };
+        return Err(malformed(Layer::Ipv6, at, reason));
     }
     let payload_len = usize::from(ip.payload_len());
     let (datagram, cut) = clip(frame, at, ipv6::HEADER_LEN + payload_len, Layer::Ipv6);
@@ -1131,18 +1148,28 @@ fn udp_layer<'a>(
     let frame = d.frame;
     let rest = frame.get(at..).unwrap_or(&[]);
     if l4_len < udp::HEADER_LEN {
-        return Err(malformed(Layer::Udp, at, Malformed::LengthTooShort));
+        return Err(too_short(Layer::Udp, at, l4_len, udp::HEADER_LEN));
     }
     crate::error::need(Layer::Udp, udp::HEADER_LEN, rest.len()).map_err(|e| e.rebased(at))?;
     let header = udp::Packet::new_unchecked(rest);
     let udp_len = usize::from(header.len());
-    if udp_len < udp::HEADER_LEN || udp_len > l4_len {
-        return Err(malformed(Layer::Udp, at, Malformed::LengthTooShort));
+    if udp_len < udp::HEADER_LEN {
+        return Err(too_short(Layer::Udp, at, udp_len, udp::HEADER_LEN));
     }
+    // A length past the IP payload is still a UDP header (the lax view keeps it and what
+    // follows, read as far as the IP payload goes); the frame is malformed.
+    let past = (udp_len > l4_len).then(|| {
+        let reason = Malformed::LengthPastPayload {
+            value: n32(udp_len),
+            room: n32(l4_len),
+        };
+        malformed(Layer::Udp, at, reason)
+    });
+    let udp_len = udp_len.min(l4_len);
     let (datagram, cut) = clip(frame, at, udp_len, Layer::Udp);
     d.udp = Some(udp::Packet::new_unchecked(datagram));
     d.udp_offset = at;
-    let cut = ip_cut.or(cut);
+    let cut = past.or(ip_cut).or(cut);
     if !options.is_roce_port(header.dst_port()) {
         let port = header.dst_port();
         if port == vxlan::VXLAN_PORT || port == vxlan::GENEVE_PORT {
@@ -1232,15 +1259,23 @@ fn tcp_layer(
     let frame = d.frame;
     let rest = frame.get(at..).unwrap_or(&[]);
     if l4_len < tcp::HEADER_LEN {
-        return Err(malformed(Layer::Tcp, at, Malformed::LengthTooShort));
+        return Err(too_short(Layer::Tcp, at, l4_len, tcp::HEADER_LEN));
     }
     crate::error::need(Layer::Tcp, tcp::HEADER_LEN, rest.len()).map_err(|e| e.rebased(at))?;
     let header_len = tcp::Packet::new_unchecked(rest).header_len();
     if header_len < tcp::HEADER_LEN {
-        return Err(malformed(Layer::Tcp, at + 12, Malformed::HeaderLength));
+        let reason = Malformed::HeaderLength {
+            value: header_len as u16,
+            min: tcp::HEADER_LEN as u16,
+        };
+        return Err(malformed(Layer::Tcp, at + 12, reason));
     }
     if header_len > l4_len {
-        return Err(malformed(Layer::Tcp, at + 12, Malformed::LengthTooShort));
+        let reason = Malformed::LengthPastPayload {
+            value: n32(header_len),
+            room: n32(l4_len),
+        };
+        return Err(malformed(Layer::Tcp, at + 12, reason));
     }
     crate::error::need(Layer::Tcp, header_len, rest.len()).map_err(|e| e.rebased(at))?;
     let (segment, cut) = clip(frame, at, l4_len, Layer::Tcp);
@@ -1280,7 +1315,11 @@ fn grh_layer(d: &mut Dissected<'_>, at: usize) -> Result<()> {
     crate::error::need(Layer::Grh, grh::HEADER_LEN, rest.len()).map_err(|e| e.rebased(at))?;
     let g = grh::Packet::new_unchecked(rest);
     if g.ip_version() != 6 {
-        return Err(malformed(Layer::Grh, at, Malformed::Version));
+        let reason = Malformed::Version {
+            found: g.ip_version(),
+            expected: 6,
+        };
+        return Err(malformed(Layer::Grh, at, reason));
     }
     let payload_len = usize::from(g.payload_len());
     let (datagram, cut) = clip(frame, at, grh::HEADER_LEN + payload_len, Layer::Grh);
@@ -1315,7 +1354,7 @@ fn roce_layer(
         Err(_) => {
             let layer = Layer::Bth;
             return Err(if transport_len < bth::HEADER_LEN + ICRC_LEN {
-                malformed(layer, at, Malformed::LengthTooShort)
+                too_short(layer, at, transport_len, bth::HEADER_LEN + ICRC_LEN)
             } else {
                 WireError::Truncated {
                     layer,
@@ -1333,6 +1372,20 @@ fn roce_layer(
     } else {
         opcode.info()
     };
+    // an opcode its transport does not define: no layout to read, no known ICRC coverage
+    // (vendor and reserved ranges are shown as UNKNOWN without a finding)
+    let unknown = (info.is_none()
+        && matches!(
+            opcode.transport(),
+            Transport::Rc | Transport::Uc | Transport::Rd | Transport::Ud | Transport::Xrc
+        ))
+    .then(|| {
+        let reason = Malformed::UnknownOpcode {
+            opcode: opcode.0,
+            transport: opcode.transport().name(),
+        };
+        malformed(Layer::Bth, at, reason)
+    });
     let list = info.and_then(|i| i.headers).unwrap_or(&[]);
     let ext_len = info.map_or(0, |i| usize::from(i.ext_len));
     let ext_at = at + bth::HEADER_LEN;
@@ -1361,12 +1414,17 @@ fn roce_layer(
     let Some(payload_len) =
         transport_len.checked_sub(bth::HEADER_LEN + ext_len + pad_count + ICRC_LEN)
     else {
-        let reason = if transport_len < bth::HEADER_LEN + ext_len + ICRC_LEN {
-            Malformed::LengthTooShort
-        } else {
-            Malformed::PadCount
+        let headers = bth::HEADER_LEN + ext_len + ICRC_LEN;
+        if transport_len < headers {
+            // the length fields do not even cover the extension headers
+            roce.exts = ExtHeaders::EMPTY;
+            return Err(too_short(Layer::Bth, at, transport_len, headers));
+        }
+        // the headers are all there (the lax view keeps them); only the pad does not fit
+        let reason = Malformed::PadCount {
+            pad: bth.pad_count(),
+            room: n32(transport_len - headers),
         };
-        roce.exts = ExtHeaders::EMPTY;
         return Err(malformed(Layer::Bth, at, reason));
     };
     roce.payload_len = payload_len;
@@ -1375,7 +1433,9 @@ fn roce_layer(
     let after_payload = &after_ext[roce.payload.len()..];
     roce.pad = &after_payload[..pad_count.min(after_payload.len())];
     let icrc_bytes = &after_payload[roce.pad.len()..];
-    if let Some(icrc) = icrc_bytes.first_chunk::<4>() {
+    // a malformed frame's ICRC is not verifiable: its length fields disagree on what it covers
+    let malformed_frame = unknown.is_some() || matches!(cut, Some(WireError::Malformed { .. }));
+    if let Some(icrc) = icrc_bytes.first_chunk::<4>().filter(|_| !malformed_frame) {
         roce.icrc = Some(*icrc);
         roce.covered = frame.get(network_at..at + transport_len);
     }
@@ -1394,10 +1454,23 @@ fn roce_layer(
     });
     // A cut-short extension header is reported as itself, like a cut-short BTH,
     // rather than as the IP/UDP length field that points past the end.
-    match ext_cut.or(cut) {
+    match ext_cut.or(cut).or(unknown) {
         Some(err) => Err(err),
         None => Ok(()),
     }
+}
+
+/// A length field of `value` bytes that cannot hold the `need` bytes of headers it carries.
+fn too_short(layer: Layer, offset: usize, value: usize, need: usize) -> WireError {
+    let reason = Malformed::LengthTooShort {
+        value: n32(value),
+        need: n32(need),
+    };
+    malformed(layer, offset, reason)
+}
+
+fn n32(x: usize) -> u32 {
+    u32::try_from(x).unwrap_or(u32::MAX)
 }
 
 const fn malformed(layer: Layer, offset: usize, reason: Malformed) -> WireError {

@@ -218,17 +218,23 @@ impl<'a> OptionIter<'a> {
         self.rest.len()
     }
 
-    fn fail(&mut self, at: usize) -> Option<Result<TcpOption<'a>>> {
+    fn fail(&mut self, at: usize, kind: u8, len: u8) -> Option<Result<TcpOption<'a>>> {
+        let room = self.rest.len();
         self.rest = &[];
-        Some(Err(bad_length(at)))
+        Some(Err(bad_length(at, kind, len, room)))
     }
 }
 
-const fn bad_length(offset: usize) -> WireError {
+/// An impossible option length: `room` bytes were left in the option area at `offset`.
+const fn bad_length(offset: usize, kind: u8, value: u8, room: usize) -> WireError {
     WireError::Malformed {
         layer: Layer::Tcp,
         offset,
-        reason: Malformed::OptionLength,
+        reason: Malformed::OptionLength {
+            kind,
+            value,
+            room: if room > 255 { 255 } else { room as u8 },
+        },
     }
 }
 
@@ -250,16 +256,17 @@ impl<'a> Iterator for OptionIter<'a> {
             }
             _ => {}
         }
-        let Some(&len) = after_kind.first() else {
-            return self.fail(at);
+        let Some(&len_byte) = after_kind.first() else {
+            return self.fail(at, kind, 0);
         };
-        let len = usize::from(len);
+        let len = usize::from(len_byte);
         if len < 2 {
-            return self.fail(at);
+            return self.fail(at, kind, len_byte);
         }
         let Some(option) = self.rest.get(..len) else {
-            return self.fail(at);
+            return self.fail(at, kind, len_byte);
         };
+        let room = self.rest.len();
         self.rest = &self.rest[len..];
         self.at += len;
         let data = &option[2..];
@@ -267,7 +274,7 @@ impl<'a> Iterator for OptionIter<'a> {
             if len == want {
                 Ok(opt)
             } else {
-                Err(bad_length(at))
+                Err(bad_length(at, kind, len_byte, room))
             }
         };
         Some(match kind {
@@ -288,7 +295,7 @@ impl<'a> Iterator for OptionIter<'a> {
                 if len >= 10 && (len - 2) % 8 == 0 {
                     Ok(TcpOption::Sack(SackBlocks { bytes: data }))
                 } else {
-                    Err(bad_length(at))
+                    Err(bad_length(at, kind, len_byte, room))
                 }
             }
             kind::EXP_253 | kind::EXP_254 => {
@@ -299,7 +306,7 @@ impl<'a> Iterator for OptionIter<'a> {
                         option,
                     })
                 } else {
-                    Err(bad_length(at))
+                    Err(bad_length(at, kind, len_byte, room))
                 }
             }
             _ => Ok(TcpOption::Unknown { kind, data }),
@@ -366,7 +373,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(WireError::Malformed {
                 layer: Layer::Tcp,
                 offset: field::DATA_OFF,
-                reason: Malformed::HeaderLength,
+                reason: Malformed::HeaderLength {
+                    value: len as u16,
+                    min: HEADER_LEN as u16,
+                },
             });
         }
         error::need(Layer::Tcp, len, have)
@@ -1080,24 +1090,27 @@ mod test {
         // length 0 stops the walk with an error at its offset in the header
         let bad = [1, 2, 0, 0];
         let got: Vec<_> = OptionIter::new(&bad).collect();
-        assert_eq!(got, vec![Ok(TcpOption::NoOperation), Err(bad_length(21))]);
+        assert_eq!(
+            got,
+            vec![Ok(TcpOption::NoOperation), Err(bad_length(21, 2, 0, 3))]
+        );
         // length past the area
         let bad = [8, 10, 0, 0];
         assert_eq!(
             OptionIter::new(&bad).collect::<Vec<_>>(),
-            vec![Err(bad_length(20))]
+            vec![Err(bad_length(20, 8, 10, 4))]
         );
         // kind with no length byte
         assert_eq!(
             OptionIter::new(&[1, 1, 1, 2]).last(),
-            Some(Err(bad_length(23)))
+            Some(Err(bad_length(23, 2, 0, 1)))
         );
         // wrong fixed length: reported, then the walk continues
         let odd = [2, 3, 0, 1, 4, 2, 0, 0];
         assert_eq!(
             OptionIter::new(&odd).collect::<Vec<_>>(),
             vec![
-                Err(bad_length(20)),
+                Err(bad_length(20, 2, 3, 8)),
                 Ok(TcpOption::NoOperation),
                 Ok(TcpOption::SackPermitted),
                 Ok(TcpOption::EndOfList)
@@ -1121,7 +1134,11 @@ mod test {
             Err(WireError::Malformed {
                 layer: Layer::Tcp,
                 offset: 20,
-                reason: Malformed::OptionLength
+                reason: Malformed::OptionLength {
+                    kind: 2,
+                    value: 0,
+                    room: 4
+                }
             })
         );
     }
@@ -1145,7 +1162,7 @@ mod test {
             WireError::Malformed {
                 layer: Layer::Tcp,
                 offset: 12,
-                reason: Malformed::HeaderLength
+                reason: Malformed::HeaderLength { value: 16, min: 20 }
             }
         );
     }
@@ -1194,7 +1211,7 @@ mod test {
             for opt in OptionIter::new(&bytes) {
                 n += 1;
                 if let Err(e) = opt {
-                    let is_length = matches!(e, WireError::Malformed { reason: Malformed::OptionLength, .. });
+                    let is_length = matches!(e, WireError::Malformed { reason: Malformed::OptionLength { .. }, .. });
                     prop_assert!(is_length);
                     prop_assert!(e.offset() >= HEADER_LEN && e.offset() < HEADER_LEN + bytes.len());
                 }

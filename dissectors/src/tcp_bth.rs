@@ -146,7 +146,11 @@ impl<T: AsRef<[u8]>> Header<T> {
             return Err(WireError::Malformed {
                 layer: Layer::TcpBth,
                 offset: field::LENGTH,
-                reason: Malformed::OptionLength,
+                reason: Malformed::OptionLength {
+                    kind: self.kind(),
+                    value: self.length(),
+                    room: u8::try_from(have).unwrap_or(u8::MAX),
+                },
             });
         };
         error::need(Layer::TcpBth, format.len(), have)
@@ -1030,7 +1034,11 @@ mod test {
             WireError::Malformed {
                 layer: Layer::TcpBth,
                 offset: 1,
-                reason: Malformed::OptionLength
+                reason: Malformed::OptionLength {
+                    kind: BYTES[0],
+                    value: 27,
+                    room: 28
+                }
             }
         );
         let mut tsp = BYTES;

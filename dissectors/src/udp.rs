@@ -52,7 +52,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(WireError::Malformed {
                 layer: Layer::Udp,
                 offset: field::LENGTH.start,
-                reason: Malformed::LengthTooShort,
+                reason: Malformed::LengthTooShort {
+                    value: u32::from(self.len()),
+                    need: HEADER_LEN as u32,
+                },
             });
         }
         error::need(Layer::Udp, len, have)
@@ -482,7 +485,7 @@ mod test {
             WireError::Malformed {
                 layer: Layer::Udp,
                 offset: 4,
-                reason: Malformed::LengthTooShort
+                reason: Malformed::LengthTooShort { value: 7, need: 8 }
             }
         );
     }

@@ -14,7 +14,7 @@ use rocescope_dissectors::builder::{
 };
 use rocescope_dissectors::cm::{self, CmAttribute, CmMessage};
 use rocescope_dissectors::ethernet::{self, Address, EtherType};
-use rocescope_dissectors::ib::{deth, reth};
+use rocescope_dissectors::ib::{aeth, deth, reth};
 use rocescope_dissectors::icrc::IcrcStatus;
 use rocescope_dissectors::stack::{
     self, DissectOptions as Options, MAX_VLANS, Network, RoceVersion, Start, dissect, dissect_lax,
@@ -599,8 +599,17 @@ fn truncated_ipv6_and_grh_frames_report_their_length_field() {
 fn udp_length_below_8_is_malformed_udp() {
     let mut frame = vector_a();
     frame[38..40].copy_from_slice(&4u16.to_be_bytes());
-    let (layer, reason) = malformed(dissect_lax(&frame).1);
-    assert_eq!((layer, reason), (Layer::Udp, Malformed::LengthTooShort));
+    let (d, err) = dissect_lax(&frame);
+    let (layer, reason) = malformed(err);
+    assert_eq!(
+        (layer, reason),
+        (Layer::Udp, Malformed::LengthTooShort { value: 4, need: 8 })
+    );
+    assert_eq!(
+        err.unwrap().to_string(),
+        "malformed UDP at offset 34: length field says 4 bytes, less than the 8 bytes of the headers it carries"
+    );
+    assert!(d.ipv4().is_some());
 }
 
 #[test]
@@ -611,7 +620,18 @@ fn udp_length_below_bth_plus_icrc_is_length_too_short() {
         frame[38..40].copy_from_slice(&udp_len.to_be_bytes());
         let (d, err) = dissect_lax(&frame);
         let (layer, reason) = malformed(err);
-        assert_eq!(reason, Malformed::LengthTooShort, "UDP length {udp_len}");
+        // BTH (12) + CNP (16) + ICRC (4) = 32 bytes after the UDP header; an empty one
+        // cannot even hold the BTH and its ICRC (16)
+        let transport = u32::from(udp_len) - 8;
+        let need = if transport < 12 { 16 } else { 32 };
+        assert_eq!(
+            reason,
+            Malformed::LengthTooShort {
+                value: transport,
+                need
+            },
+            "UDP length {udp_len}"
+        );
         assert!(
             matches!(layer, Layer::Udp | Layer::Bth),
             "UDP length {udp_len}: {layer:?}"
@@ -623,7 +643,16 @@ fn udp_length_below_bth_plus_icrc_is_length_too_short() {
     let mut frame = vector_a();
     frame[38..40].copy_from_slice(&36u16.to_be_bytes());
     let (layer, reason) = malformed(dissect_lax(&frame).1);
-    assert_eq!((layer, reason), (Layer::Bth, Malformed::LengthTooShort));
+    assert_eq!(
+        (layer, reason),
+        (
+            Layer::Bth,
+            Malformed::LengthTooShort {
+                value: 28,
+                need: 32
+            }
+        )
+    );
 }
 
 #[test]
@@ -631,8 +660,75 @@ fn udp_length_beyond_ip_payload_is_malformed() {
     let mut frame = vector_a();
     // IP says 40 bytes of UDP; UDP claims 44
     frame[38..40].copy_from_slice(&44u16.to_be_bytes());
-    let (layer, reason) = malformed(dissect_lax(&frame).1);
-    assert_eq!((layer, reason), (Layer::Udp, Malformed::LengthTooShort));
+    let (d, err) = dissect_lax(&frame);
+    let (layer, reason) = malformed(err);
+    assert_eq!(
+        (layer, reason),
+        (
+            Layer::Udp,
+            Malformed::LengthPastPayload {
+                value: 44,
+                room: 40
+            }
+        )
+    );
+    assert_eq!(
+        err.unwrap().to_string(),
+        "malformed UDP at offset 34: length field says 44 bytes, more than the 40 bytes of the IP payload"
+    );
+    // the lax view keeps the UDP header and the BTH after it, read as far as the IP
+    // payload goes; the ICRC is not verifiable
+    let udp = d.udp.expect("still a UDP header");
+    assert_eq!(udp.len(), 44);
+    let roce = d.roce.expect("the BTH after it is still decoded");
+    assert_eq!(roce.opcode(), Opcode::CNP);
+    assert_eq!(roce.bth.dest_qp().value(), 0x000118);
+    assert!(roce.exts.cnp().is_some());
+    assert_eq!(roce.icrc, None);
+    assert_eq!(d.icrc_status(), IcrcStatus::NotVerifiable);
+    assert_eq!(dissect(&frame).unwrap_err(), err.unwrap());
+}
+
+#[test]
+fn unknown_opcode_on_a_known_transport_is_malformed() {
+    // vector B's RC SEND with the opcode replaced: UD 0x7F and RC 0x1A are not defined
+    for (op, transport) in [(0x7Fu8, "UD"), (0x1A, "RC"), (0x3F, "UC"), (0xBF, "XRC")] {
+        let mut frame = vector_b();
+        frame[42] = op;
+        let (d, err) = dissect_lax(&frame);
+        let (layer, reason) = malformed(err);
+        assert_eq!(
+            (layer, reason),
+            (
+                Layer::Bth,
+                Malformed::UnknownOpcode {
+                    opcode: op,
+                    transport
+                }
+            )
+        );
+        assert_eq!(
+            err.unwrap().to_string(),
+            format!("malformed BTH at offset 42: opcode {op:#04x} is not defined for {transport}")
+        );
+        let roce = d.roce.expect("the BTH is kept");
+        assert_eq!(roce.opcode(), Opcode(op));
+        // no layout: the bytes after the BTH are kept as payload, the ICRC not judged
+        assert!(roce.exts.list().is_empty());
+        assert!(roce.payload_len > 0);
+        assert_eq!(d.icrc_status(), IcrcStatus::NotVerifiable);
+    }
+    // vendor and reserved opcodes are shown as unknown without a finding
+    for op in [0xC5u8, 0xE0, 0xFF] {
+        let mut frame = vector_b();
+        frame[42] = op;
+        let (d, err) = dissect_lax(&frame);
+        assert!(
+            !matches!(err, Some(WireError::Malformed { .. })),
+            "{op:#x}: {err:?}"
+        );
+        assert!(d.roce.is_some());
+    }
 }
 
 #[test]
@@ -646,7 +742,10 @@ fn ipv4_ihl_below_5_is_header_length() {
             Some(WireError::Malformed {
                 layer: Layer::Ipv4,
                 offset: 14,
-                reason: Malformed::HeaderLength
+                reason: Malformed::HeaderLength {
+                    value: u16::from(ihl) * 4,
+                    min: 20
+                }
             }),
             "IHL {ihl}"
         );
@@ -661,14 +760,22 @@ fn ipv4_total_length_below_header_length() {
         let mut frame = vector_a();
         frame[16..18].copy_from_slice(&total.to_be_bytes());
         let (layer, reason) = malformed(dissect_lax(&frame).1);
-        assert_eq!((layer, reason), (Layer::Ipv4, Malformed::LengthTooShort));
+        let want = Malformed::LengthTooShort {
+            value: u32::from(total),
+            need: 20,
+        };
+        assert_eq!((layer, reason), (Layer::Ipv4, want));
     }
     // IHL 6 (24 bytes) with total length 22
     let mut frame = vector_a();
     frame[14] = 0x46;
     frame[16..18].copy_from_slice(&22u16.to_be_bytes());
     let (layer, reason) = malformed(dissect_lax(&frame).1);
-    assert_eq!((layer, reason), (Layer::Ipv4, Malformed::LengthTooShort));
+    let want = Malformed::LengthTooShort {
+        value: 22,
+        need: 24,
+    };
+    assert_eq!((layer, reason), (Layer::Ipv4, want));
 }
 
 #[test]
@@ -677,7 +784,8 @@ fn ip_total_length_exactly_headers_leaves_no_udp() {
     let mut frame = vector_a();
     frame[16..18].copy_from_slice(&20u16.to_be_bytes());
     let (layer, reason) = malformed(dissect_lax(&frame).1);
-    assert_eq!((layer, reason), (Layer::Udp, Malformed::LengthTooShort));
+    let want = Malformed::LengthTooShort { value: 0, need: 8 };
+    assert_eq!((layer, reason), (Layer::Udp, want));
 }
 
 #[test]
@@ -695,14 +803,40 @@ fn pad_count_larger_than_payload_room() {
             Some(WireError::Malformed {
                 layer: Layer::Bth,
                 offset: bth_at,
-                reason: Malformed::PadCount
+                reason: Malformed::PadCount { pad, room: 0 }
             }),
             "PadCnt {pad}"
         );
         let roce = d.roce.expect("the BTH itself is kept");
         assert_eq!(roce.bth.pad_count(), pad);
         assert_eq!(d.icrc_status(), IcrcStatus::NotVerifiable);
+        assert_eq!(
+            err.unwrap().to_string(),
+            format!(
+                "malformed BTH at offset 42: pad count {pad} larger than the 0 bytes between the headers and the ICRC"
+            )
+        );
     }
+    // an ACKNOWLEDGE (BTH + AETH + ICRC, no payload) with PadCnt 2: the AETH is still shown
+    let ack = ExtReprs {
+        aeth: Some(aeth::Repr {
+            syndrome: aeth::Syndrome(0x1F),
+            msn: 9,
+        }),
+        ..ExtReprs::default()
+    };
+    let mut f = build(&v4_frame(Opcode::RC_ACKNOWLEDGE, ack, 0));
+    f[bth_at + 1] = (f[bth_at + 1] & !0x30) | (2 << 4);
+    let (d, err) = dissect_lax(&f);
+    assert_eq!(
+        malformed(err),
+        (Layer::Bth, Malformed::PadCount { pad: 2, room: 0 })
+    );
+    let roce = d.roce.expect("the BTH is kept");
+    let a = roce.exts.aeth().expect("the AETH is kept");
+    assert_eq!((a.syndrome().0, a.msn()), (0x1F, 9));
+    assert_eq!(roce.icrc, None);
+    assert_eq!(d.icrc_status(), IcrcStatus::NotVerifiable);
     // payload 1 (PadCnt 3 on the wire): 1 + 3 = 4 bytes of room; PadCnt is 2 bits, so
     // room is exceeded only with a shorter payload. Vector B: payload+pad = 20, fine.
     let mut b = vector_b();
@@ -718,7 +852,11 @@ fn ip_version_mismatch() {
     let mut frame = vector_a();
     frame[14] = 0x65;
     let (layer, reason) = malformed(dissect_lax(&frame).1);
-    assert_eq!((layer, reason), (Layer::Ipv4, Malformed::Version));
+    let want = Malformed::Version {
+        found: 6,
+        expected: 4,
+    };
+    assert_eq!((layer, reason), (Layer::Ipv4, want));
 
     // EtherType IPv6 carrying an IPv4 header (padded to 40 bytes)
     let mut frame = vector_a();
@@ -729,7 +867,10 @@ fn ip_version_mismatch() {
         Some(WireError::Malformed {
             layer: Layer::Ipv6,
             offset: 14,
-            reason: Malformed::Version
+            reason: Malformed::Version {
+                found: 4,
+                expected: 6
+            }
         })
     );
     assert!(d.network.is_none());
@@ -738,7 +879,11 @@ fn ip_version_mismatch() {
     let mut frame = vector_a();
     frame[12..14].copy_from_slice(&[0x89, 0x15]);
     let (layer, reason) = malformed(dissect_lax(&frame).1);
-    assert_eq!((layer, reason), (Layer::Grh, Malformed::Version));
+    let want = Malformed::Version {
+        found: 4,
+        expected: 6,
+    };
+    assert_eq!((layer, reason), (Layer::Grh, want));
 }
 
 // ---------------------------------------------------------------- lengths from headers
@@ -786,11 +931,9 @@ fn short_frame_padded_to_60_then_fcs() {
 
 #[test]
 fn unknown_and_vendor_opcodes_keep_bytes_as_payload() {
-    for (code, shown) in [
-        (0xC5u8, "UNKNOWN(0xc5)"),
-        (0xE3, "UNKNOWN(0xe3)"),
-        (0x1A, "UNKNOWN(0x1a)"),
-    ] {
+    // (reserved and vendor ranges; an undefined opcode of a known transport is malformed,
+    // see unknown_opcode_on_a_known_transport_is_malformed)
+    for (code, shown) in [(0xC5u8, "UNKNOWN(0xc5)"), (0xE3, "UNKNOWN(0xe3)")] {
         // payload 20 (a multiple of 4, PadCnt 0): every byte after the BTH up to the ICRC
         let frame = build(&v4_frame(Opcode(code), ExtReprs::default(), 20));
         // 14 + 20 + 8 + 12 + 20 + 4

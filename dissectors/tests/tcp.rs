@@ -239,13 +239,27 @@ fn test_bad_option_length_is_malformed() {
     let mut frame = build(&vector1(v4()), &Policy::default());
     frame[57] = 40; // TS option length past the area
     let (d, err) = dissect_lax(&frame);
-    assert_eq!(
-        err,
-        Some(WireError::Malformed {
-            layer: Layer::Tcp,
-            offset: 56,
-            reason: Malformed::OptionLength
-        })
+    assert!(
+        matches!(
+            err,
+            Some(WireError::Malformed {
+                layer: Layer::Tcp,
+                offset: 56,
+                reason: Malformed::OptionLength {
+                    kind: 8,
+                    value: 40,
+                    ..
+                }
+            })
+        ),
+        "{err:?}"
+    );
+    let text = err.unwrap().to_string();
+    assert!(
+        text.starts_with(
+            "malformed TCP at offset 56: option kind 8 with length 40, impossible with "
+        ),
+        "{text}"
     );
     assert!(d.tcp.is_some() && d.tcp_bth().is_none());
     // data offset 4
@@ -256,7 +270,7 @@ fn test_bad_option_length_is_malformed() {
         Some(WireError::Malformed {
             layer: Layer::Tcp,
             offset: 46,
-            reason: Malformed::HeaderLength
+            reason: Malformed::HeaderLength { value: 16, min: 20 }
         })
     );
 }

@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
                 assert!(matches!(
                     e,
                     WireError::Malformed {
-                        reason: Malformed::OptionLength,
+                        reason: Malformed::OptionLength { .. },
                         ..
                     }
                 ));
