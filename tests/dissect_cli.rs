@@ -381,6 +381,24 @@ fn check_frame(v: &Value) {
                 }
             }
             "icrc" => check_object(p, x, &[("value", UN), ("computed", UN), ("valid", BN)]),
+            "mad" => check_object(
+                p,
+                x,
+                &[
+                    ("base_version", U),
+                    ("mgmt_class", U),
+                    ("class_name", S),
+                    ("class_version", U),
+                    ("method", U),
+                    ("method_name", S),
+                    ("status", U),
+                    ("tid", U),
+                    ("attribute_id", U),
+                    ("attribute_name", S),
+                    ("attribute_modifier", U),
+                ],
+            ),
+            "ipoib" => check_object(p, x, &[("type", U)]),
             "outer" => x
                 .as_array()
                 .expect("outer is an array")

@@ -12,6 +12,7 @@ pub mod feth;
 pub mod ieth;
 pub mod immdt;
 pub mod lrh;
+pub mod mad;
 pub mod opcode;
 pub mod psn;
 pub mod rdeth;

@@ -330,6 +330,9 @@ fn transport(roce: &Roce<'_>, v: &mut impl Visitor, at: &impl Fn(usize, usize) -
         }
     }
     let payload_range = at(roce.payload_offset, roce.payload.len());
+    if let Some(m) = roce.mad() {
+        m.visit_mad(payload_range.clone(), v);
+    }
     if let Some(cm) = roce.cm() {
         cm.visit(payload_range.clone(), v);
     }

@@ -12,7 +12,7 @@ use crate::encap::{self, Inner, erspan, gre, mpls, vxlan};
 use crate::error::{Layer, Malformed, Result, WireError};
 use crate::ethernet::{self, EtherType};
 use crate::ib::opcode::{ExtHeader, OpcodeInfo, Operation, Transport};
-use crate::ib::{bth, lrh};
+use crate::ib::{bth, lrh, mad};
 use crate::icrc::{self, Encapsulation, ICRC_LEN, IcrcStatus};
 use crate::ipv4::{self, IpProtocol};
 use crate::{Opcode, Qpn};
@@ -375,6 +375,24 @@ impl<'a> Roce<'a> {
             .is_none_or(|h| self.exts.locate(*h).is_some());
         if is_send && self.bth.dest_qp() == Qpn::GSI && exts_whole {
             cm::parse_mad(self.payload).ok().flatten()
+        } else {
+            None
+        }
+    }
+
+    /// The management datagram's common header of a SEND to QP0 or QP1 (SMPs, SA, PerfMgt,
+    /// CM, … on native InfiniBand and RoCE alike), when its 24 bytes were captured.
+    #[must_use]
+    pub fn mad(&self) -> Option<mad::Header<&'a [u8]>> {
+        let is_send = self.info.is_some_and(|i| i.operation == Operation::Send);
+        let exts_whole = self
+            .exts
+            .list()
+            .last()
+            .is_none_or(|h| self.exts.locate(*h).is_some());
+        let qp = self.bth.dest_qp();
+        if is_send && (qp == Qpn::GSI || qp == Qpn::SMI) && exts_whole {
+            mad::Header::new_checked(self.payload).ok()
         } else {
             None
         }

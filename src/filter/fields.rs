@@ -180,6 +180,18 @@ pub const JSON_PATHS: &[(&str, FieldType)] = &[
     ("icrc.value", FieldType::Uint),
     ("icrc.computed", FieldType::Uint),
     ("icrc.valid", FieldType::Bool),
+    ("mad", FieldType::Layer),
+    ("mad.base_version", FieldType::Uint),
+    ("mad.mgmt_class", FieldType::Uint),
+    ("mad.class_name", FieldType::Str),
+    ("mad.class_version", FieldType::Uint),
+    ("mad.method", FieldType::Uint),
+    ("mad.method_name", FieldType::Str),
+    ("mad.status", FieldType::Uint),
+    ("mad.tid", FieldType::Uint),
+    ("mad.attribute_id", FieldType::Uint),
+    ("mad.attribute_name", FieldType::Str),
+    ("mad.attribute_modifier", FieldType::Uint),
     // the layers an encapsulated frame came in, outermost first (`outer` in the JSON); the
     // inner names (`ipv4.src`, `ip.src`) match these too, `outer.*` names only these
     ("outer", FieldType::Layer),
@@ -732,6 +744,48 @@ pub const WIRESHARK: &[(&str, Source, FieldType)] = &[
     ("erf.rlen", Source::Paths(&["erf.rlen"]), FieldType::Uint),
     ("erf.lctr", Source::Paths(&["erf.lctr"]), FieldType::Uint),
     ("erf.wlen", Source::Paths(&["erf.wlen"]), FieldType::Uint),
+    // management datagrams (tshark's infiniband.mad.*)
+    ("infiniband.mad", Source::Paths(&["mad"]), FieldType::Layer),
+    (
+        "infiniband.mad.baseversion",
+        Source::Paths(&["mad.base_version"]),
+        FieldType::Uint,
+    ),
+    (
+        "infiniband.mad.mgmtclass",
+        Source::Paths(&["mad.mgmt_class"]),
+        FieldType::Uint,
+    ),
+    (
+        "infiniband.mad.classversion",
+        Source::Paths(&["mad.class_version"]),
+        FieldType::Uint,
+    ),
+    (
+        "infiniband.mad.method",
+        Source::Paths(&["mad.method"]),
+        FieldType::Uint,
+    ),
+    (
+        "infiniband.mad.status",
+        Source::Paths(&["mad.status"]),
+        FieldType::Uint,
+    ),
+    (
+        "infiniband.mad.transactionid",
+        Source::Paths(&["mad.tid"]),
+        FieldType::Uint,
+    ),
+    (
+        "infiniband.mad.attributeid",
+        Source::Paths(&["mad.attribute_id"]),
+        FieldType::Uint,
+    ),
+    (
+        "infiniband.mad.attributemodifier",
+        Source::Paths(&["mad.attribute_modifier"]),
+        FieldType::Uint,
+    ),
     // mirrored and tunnelled frames: Wireshark's names for the outer layers
     ("erspan", Source::Paths(&["outer.erspan"]), FieldType::Layer),
     (

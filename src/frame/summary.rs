@@ -1,6 +1,6 @@
 //! The one-line summary of a frame, tshark's columns: source, destination, protocol, info.
 //!
-//! Protocol is `RoCEv2`, `RoCEv1`, `CM` (a CM MAD on QP1), `PFC`, `PAUSE`, `MACC`, `UDP`, `TCP`,
+//! Protocol is `RoCEv2`, `RoCEv1`, `CM` (a CM MAD on QP1), `MAD` (another management class on QP0/QP1), `InfiniBand`, `PFC`, `PAUSE`, `MACC`, `UDP`, `TCP`,
 //! `ICMP`, `IPv4`, `IPv6`, `ARP`, or the EtherType in hex. Info for RoCE: opcode name,
 //! `QP=0x000011 PSN=1234`, `A` when AckReq is set, `len=N` (RETH DMA length), `ACK MSN=9`,
 //! `NAK PSN_SEQ_ERR MSN=9`, `RNR NAK 1.28ms MSN=9`, `imm=0x…`, `FECN`, `BECN`, `ICRC BAD`,
@@ -13,6 +13,7 @@ use std::fmt::{self, Write as _};
 
 use rocescope_dissectors::encap::{erspan, gre, mpls, vxlan};
 use rocescope_dissectors::ib::aeth::{self, AethKind};
+use rocescope_dissectors::ib::mad;
 use rocescope_dissectors::icrc::IcrcStatus;
 use rocescope_dissectors::ipv4::IpProtocol;
 use rocescope_dissectors::mac_control::{self, MacControlOpcode};
@@ -74,6 +75,7 @@ impl Summarizer {
                 s.protocol
                     .push_str(match (roce.cm().is_some(), roce.version) {
                         (true, _) => "CM",
+                        (false, _) if roce.mad().is_some() => "MAD",
                         (false, RoceVersion::V2) => "RoCEv2",
                         (false, RoceVersion::V1) => "RoCEv1",
                         (false, RoceVersion::Ib) => "InfiniBand",
@@ -354,7 +356,19 @@ fn roce_info(d: &Dissected<'_>, roce: &Roce<'_>, info: &mut String) -> fmt::Resu
     if let Some(imm) = roce.exts.immdt() {
         write!(info, " imm={:#010x}", imm.imm_data())?;
     }
-    if let Some(cm) = &roce.cm() {
+    let cm = roce.cm();
+    if let (None, Some(m)) = (&cm, roce.mad()) {
+        // a management datagram of another class: `SA GetTable(PathRecord)`
+        let name = mad::attribute_name(m.mgmt_class(), m.attribute_id()).unwrap_or("UNKNOWN");
+        let method = mad::method_name(m.method_byte());
+        write!(
+            info,
+            " {} {method}({name}) TID={:#x}",
+            m.class_name(),
+            m.transaction_id()
+        )?;
+    }
+    if let Some(cm) = &cm {
         write!(info, " {}", cm.attribute.name().unwrap_or("UNKNOWN"))?;
         if let Some(q) = cm.local_qpn {
             write!(info, " local_qpn={:#08x}", q.value())?;

@@ -82,6 +82,8 @@ pub struct Qpn(u32);
 impl Qpn {
     /// QP1, the General Services Interface QP that carries CM MADs.
     pub const GSI: Qpn = Qpn(1);
+    /// QP0, the Subnet Management Interface QP (SMPs).
+    pub const SMI: Qpn = Qpn(0);
 
     #[must_use]
     pub const fn try_new(value: u32) -> Option<Qpn> {
