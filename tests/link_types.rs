@@ -1,5 +1,5 @@
 //! The raw-IP and loopback link types (capture-formats.md §5: RAW 101 and its platform
-//! numbers 12/14, IPV4 228, IPV6 229, NULL 0, LOOP 108): demo captures rewritten into each
+//! numbers 12/14, IPV4 228, IPV6 229, NULL 0, LOOP 108, IPOIB 242): demo captures rewritten into each
 //! (the Ethernet header replaced by what the link type carries) dissect like tshark reads
 //! them and analyze exactly like the Ethernet original.
 
@@ -25,6 +25,8 @@ enum Prefix {
     FamilyLe,
     /// Network order (LOOP, or NULL from a big-endian host).
     FamilyBe,
+    /// IPOIB (242): a 40-byte pseudo GRH (source QPN, GIDs), then the 4-byte IPoIB header.
+    Ipoib,
 }
 
 /// Rewrite `src` (an Ethernet pcap of untagged IPv4/IPv6 frames) as link type `link`.
@@ -52,6 +54,18 @@ fn rewrite(src: &Path, dst: &Path, link: u32, prefix: Prefix) -> usize {
             Prefix::None => {}
             Prefix::FamilyLe => body.extend_from_slice(&family.to_le_bytes()),
             Prefix::FamilyBe => body.extend_from_slice(&family.to_be_bytes()),
+            Prefix::Ipoib => {
+                // version 6, payload length, next header 0x1B, hop limit, SGID, DGID
+                let mut grh = vec![0x60, 0, 0, 0];
+                let pay = u16::try_from(4 + data.len() - 14).unwrap_or(u16::MAX);
+                grh.extend_from_slice(&pay.to_be_bytes());
+                grh.extend_from_slice(&[0x1B, 64]);
+                grh.extend_from_slice(&[0xFE, 0x80, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 1]);
+                grh.extend_from_slice(&[0xFE, 0x80, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 2]);
+                body.extend_from_slice(&grh);
+                body.extend_from_slice(&ethertype.to_be_bytes());
+                body.extend_from_slice(&[0, 0]);
+            }
         }
         body.extend_from_slice(&data[14..]);
         let secs = u32::try_from(frame.time_ns / 1_000_000_000).unwrap();
@@ -103,6 +117,8 @@ fn cases() -> Vec<(&'static str, u32, Prefix, &'static str)> {
         ("null_le", 0, Prefix::FamilyLe, "loss_gbn"),
         ("null_be", 0, Prefix::FamilyBe, "ipv6"),
         ("loop", 108, Prefix::FamilyBe, "clean_write"),
+        ("ipoib", 242, Prefix::Ipoib, "loss_gbn"),
+        ("ipoib_v6", 242, Prefix::Ipoib, "ipv6"),
     ]
 }
 
@@ -159,6 +175,7 @@ fn fields_agree_with_tshark() {
         ("infiniband.bth.opcode", "bth/opcode"),
         ("infiniband.bth.destqp", "bth/destqp"),
         ("infiniband.bth.psn", "bth/psn"),
+        ("ipoib.type", "ipoib/type"),
     ];
     let mut compared = 0;
     for (name, _, dst) in rewritten(dir.path()) {

@@ -28,6 +28,8 @@ pub enum Layer {
     Mpls,
     /// Encapsulations nested deeper than the dissector follows.
     Encap,
+    /// IP over InfiniBand's header (and link type 242's pseudo header).
+    Ipoib,
     Ethernet,
     Vlan,
     MacControl,
@@ -62,6 +64,7 @@ impl Layer {
             Layer::Sll => "SLL",
             Layer::Sll2 => "SLL2",
             Layer::Null => "NULL",
+            Layer::Ipoib => "IPoIB",
             Layer::Erf => "ERF",
             Layer::Lrh => "LRH",
             Layer::Dc => "DC",

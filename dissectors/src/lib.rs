@@ -33,6 +33,7 @@ pub mod field;
 pub mod grh;
 pub mod ib;
 pub mod icrc;
+pub mod ipoib;
 pub mod ipv4;
 pub mod ipv6;
 pub mod link;

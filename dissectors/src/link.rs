@@ -35,6 +35,8 @@ impl LinkType {
     pub const ERF: LinkType = LinkType(197);
     /// `LINKTYPE_INFINIBAND`: raw InfiniBand packets starting at the LRH.
     pub const INFINIBAND: LinkType = LinkType(247);
+    /// IP over InfiniBand with a 40-byte pseudo header (`LINKTYPE_IPOIB`).
+    pub const IPOIB: LinkType = LinkType(242);
 
     /// Where the dissector starts on frames of this link type; `None` when it cannot.
     #[must_use]
@@ -54,6 +56,7 @@ impl LinkType {
             Self::IPV6 => Some(Start::EtherType(EtherType::IPV6)),
             Self::ERF => Some(Start::Erf),
             Self::INFINIBAND => Some(Start::Infiniband),
+            Self::IPOIB => Some(Start::Ipoib),
             _ => None,
         }
     }
@@ -78,6 +81,7 @@ impl LinkType {
             Self::IPV6 => Some("IPV6"),
             Self::ERF => Some("ERF"),
             Self::INFINIBAND => Some("INFINIBAND"),
+            Self::IPOIB => Some("IPOIB"),
             _ => None,
         }
     }

@@ -25,6 +25,10 @@ pub fn visit(d: &Dissected<'_>, v: &mut impl Visitor) {
         erf.visit_fields(0, v);
         v.end();
     }
+    if let Some(h) = d.ipoib() {
+        let o = crate::ipoib::PSEUDO_LEN;
+        h.visit(at(o, crate::ipoib::HEADER_LEN), v);
+    }
     if let Some((o, lrh)) = d.lrh() {
         v.begin(
             "lrh",
@@ -330,6 +334,9 @@ fn transport(roce: &Roce<'_>, v: &mut impl Visitor, at: &impl Fn(usize, usize) -
         }
     }
     let payload_range = at(roce.payload_offset, roce.payload.len());
+    if let Some(h) = roce.ipoib() {
+        h.visit(at(roce.payload_offset, crate::ipoib::HEADER_LEN), v);
+    }
     if let Some(m) = roce.mad() {
         m.visit_mad(payload_range.clone(), v);
     }

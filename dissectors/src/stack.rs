@@ -16,7 +16,7 @@ use crate::ib::{bth, lrh, mad};
 use crate::icrc::{self, Encapsulation, ICRC_LEN, IcrcStatus};
 use crate::ipv4::{self, IpProtocol};
 use crate::{Opcode, Qpn};
-use crate::{erf, grh, ipv6, mac_control, sll, sll2, tcp, tcp_bth, udp, vlan};
+use crate::{erf, grh, ipoib, ipv6, mac_control, sll, sll2, tcp, tcp_bth, udp, vlan};
 
 /// At most this many VLAN tags are decoded (more are reported as unsupported).
 pub const MAX_VLANS: usize = 4;
@@ -83,6 +83,9 @@ pub enum Start {
     Erf,
     /// A native InfiniBand packet starting at the LRH (`LINKTYPE_INFINIBAND`, 247).
     Infiniband,
+    /// IP over InfiniBand (242): a 40-byte pseudo header, the IPoIB header, then IPv4, IPv6
+    /// or ARP.
+    Ipoib,
 }
 
 /// BSD address families of IPv6 (NetBSD/OpenBSD, FreeBSD, Darwin); 2 is IPv4 everywhere.
@@ -380,6 +383,21 @@ impl<'a> Roce<'a> {
         }
     }
 
+    /// The IPoIB header at the start of a UD SEND's payload to a QP other than QP0/QP1 (IP
+    /// over InfiniBand on the wire), by tshark's heuristic.
+    #[must_use]
+    pub fn ipoib(&self) -> Option<ipoib::Header<'a>> {
+        let ud_send = self
+            .info
+            .is_some_and(|i| i.operation == Operation::Send && self.exts.deth().is_some());
+        let qp = self.bth.dest_qp();
+        if ud_send && qp != Qpn::GSI && qp != Qpn::SMI {
+            ipoib::Header::in_payload(self.payload)
+        } else {
+            None
+        }
+    }
+
     /// The management datagram's common header of a SEND to QP0 or QP1 (SMPs, SA, PerfMgt,
     /// CM, … on native InfiniBand and RoCE alike), when its 24 bytes were captured.
     #[must_use]
@@ -517,7 +535,16 @@ impl<'a> Dissected<'a> {
             .map(erf::Header::new_unchecked)
     }
 
-    /// Offset and view of a native InfiniBand LRH.
+    /// The IPoIB header of a link-type-242 frame (after its 40-byte pseudo header).
+    #[must_use]
+    pub fn ipoib(&self) -> Option<ipoib::Header<'a>> {
+        if self.start != Start::Ipoib {
+            return None;
+        }
+        ipoib::Header::new_checked(self.frame.get(ipoib::PSEUDO_LEN..)?).ok()
+    }
+
+    /// The LRH of a native packet, with its offset.
     #[must_use]
     pub fn lrh(&self) -> Option<(usize, lrh::Header<&'a [u8]>)> {
         let at = usize::from(self.lrh_at?);
@@ -589,6 +616,9 @@ impl<'a> Dissected<'a> {
             Start::RawIp => by_nibble(0),
             Start::EtherType(t) => Inner::Network(t, 0),
             Start::Infiniband => Inner::None,
+            Start::Ipoib => be16(ipoib::PSEUDO_LEN).map_or(Inner::None, |t| {
+                Inner::Network(EtherType(t), ipoib::PSEUDO_LEN + ipoib::HEADER_LEN)
+            }),
         };
         loop {
             next = match next {
@@ -869,6 +899,13 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'
         },
         Start::Erf => return erf_layer(d, options),
         Start::Infiniband => return ib_layer(d, 0, options),
+        Start::Ipoib => {
+            let at = ipoib::PSEUDO_LEN;
+            let h = ipoib::Header::new_checked(frame.get(at..).unwrap_or(&[]))
+                .map_err(|e| e.rebased(at))?;
+            d.link_header_len = (ipoib::PSEUDO_LEN + ipoib::HEADER_LEN) as u8;
+            (h.ethertype(), at + ipoib::HEADER_LEN)
+        }
         Start::Null { network_order } => {
             crate::error::need(Layer::Null, NULL_HEADER_LEN, frame.len())?;
             d.link_header_len = NULL_HEADER_LEN as u8;

@@ -53,6 +53,7 @@ fuzz_target!(|data: &[u8]| {
         Start::RawIp,
         Start::Null { network_order: false },
         Start::Null { network_order: true },
+        Start::Ipoib,
     ] {
         let (d2, err2) = stack::dissect_with(data, start, &DissectOptions::default());
         check(data, &d2, err2, start, &mut sink);
@@ -169,7 +170,7 @@ fn check<'a>(
         }
         Start::EtherType(_) => assert!(d.eth.is_none()),
         // a cooked capture header, never an Ethernet one; its length is recorded once read
-        Start::Sll | Start::Sll2 | Start::Null { .. } => {
+        Start::Sll | Start::Sll2 | Start::Null { .. } | Start::Ipoib => {
             assert!(d.eth.is_none());
             assert!(d.link_header_len == 0 || usize::from(d.link_header_len) <= frame.len());
         }

@@ -180,6 +180,8 @@ pub const JSON_PATHS: &[(&str, FieldType)] = &[
     ("icrc.value", FieldType::Uint),
     ("icrc.computed", FieldType::Uint),
     ("icrc.valid", FieldType::Bool),
+    ("ipoib", FieldType::Layer),
+    ("ipoib.type", FieldType::Uint),
     ("mad", FieldType::Layer),
     ("mad.base_version", FieldType::Uint),
     ("mad.mgmt_class", FieldType::Uint),

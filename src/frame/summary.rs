@@ -356,6 +356,15 @@ fn roce_info(d: &Dissected<'_>, roce: &Roce<'_>, info: &mut String) -> fmt::Resu
     if let Some(imm) = roce.exts.immdt() {
         write!(info, " imm={:#010x}", imm.imm_data())?;
     }
+    if let Some(h) = roce.ipoib() {
+        let t = h.ethertype();
+        let name = match t.0 {
+            0x0800 => "IPv4",
+            0x86DD => "IPv6",
+            _ => "ARP",
+        };
+        write!(info, " IPoIB {name}")?;
+    }
     let cm = roce.cm();
     if let (None, Some(m)) = (&cm, roce.mad()) {
         // a management datagram of another class: `SA GetTable(PathRecord)`
