@@ -900,9 +900,10 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'
         Start::Erf => return erf_layer(d, options),
         Start::Infiniband => return ib_layer(d, 0, options),
         Start::Ipoib => {
+            // the pseudo header and the IPoIB header, both from the start of the record
             let at = ipoib::PSEUDO_LEN;
-            let h = ipoib::Header::new_checked(frame.get(at..).unwrap_or(&[]))
-                .map_err(|e| e.rebased(at))?;
+            crate::error::need(Layer::Ipoib, at + ipoib::HEADER_LEN, frame.len())?;
+            let h = ipoib::Header::new_checked(&frame[at..])?;
             d.link_header_len = (ipoib::PSEUDO_LEN + ipoib::HEADER_LEN) as u8;
             (h.ethertype(), at + ipoib::HEADER_LEN)
         }

@@ -1328,3 +1328,25 @@ fn ipv4_options_move_the_udp_header() {
     // the options are covered by the ICRC (Scapy), so the published value no longer fits
     assert!(matches!(roce.icrc_status(), IcrcStatus::Invalid { .. }));
 }
+
+/// Fuzz regression (dissect_frame, crash-58668e76): a 1-byte IPoIB (242) record named an
+/// error offset past its end.
+#[test]
+fn short_ipoib_record_errors_inside_the_frame() {
+    for len in [0usize, 1, 39, 40, 43] {
+        let frame = vec![0x4A; len];
+        let (d, err) = dissect_with(&frame, Start::Ipoib, &Options::default());
+        let e = err.expect("too short for the pseudo and IPoIB headers");
+        assert!(e.offset() <= frame.len(), "{e:?} past a {len}-byte frame");
+        assert_eq!(
+            e,
+            WireError::Truncated {
+                layer: Layer::Ipoib,
+                offset: 0,
+                need: 44,
+                have: len
+            }
+        );
+        assert!(d.network.is_none());
+    }
+}

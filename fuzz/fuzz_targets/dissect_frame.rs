@@ -66,7 +66,12 @@ fuzz_target!(|data: &[u8]| {
             } {
                 let (d3, err3) =
                     stack::dissect_with(data, Start::EtherType(t), &DissectOptions::default());
-                assert_eq!(d3, d2);
+                // the same layers (the views differ only in the start they remember)
+                assert_eq!(
+                    (d3.ethertype, d3.network_offset, d3.network, d3.udp, d3.udp_offset),
+                    (d2.ethertype, d2.network_offset, d2.network, d2.udp, d2.udp_offset)
+                );
+                assert_eq!((d3.roce, d3.tcp), (d2.roce, d2.tcp));
                 assert_eq!(err3, err2);
             }
         }
