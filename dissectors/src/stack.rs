@@ -905,6 +905,14 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'
             crate::error::need(Layer::Ipoib, at + ipoib::HEADER_LEN, frame.len())?;
             let h = ipoib::Header::new_checked(&frame[at..])?;
             d.link_header_len = (ipoib::PSEUDO_LEN + ipoib::HEADER_LEN) as u8;
+            // an InfiniBand link has no VLAN tags
+            if h.ethertype().is_vlan_tpid() {
+                return Err(WireError::Unsupported {
+                    layer: Layer::Ipoib,
+                    offset: at,
+                    value: u32::from(h.ethertype().0),
+                });
+            }
             (h.ethertype(), at + ipoib::HEADER_LEN)
         }
         Start::Null { network_order } => {

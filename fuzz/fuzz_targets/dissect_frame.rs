@@ -169,20 +169,25 @@ fn check<'a>(
     // ---- Ethernet and VLAN tags
     match start {
         Start::Ethernet => {
+            // (an MPLS or IP-in-IP tunnel's inner frame has no Ethernet header)
             if err.is_none_or(|e| e.layer() != Layer::Ethernet) {
-                assert!(d.eth.is_some());
+                assert!(d.eth.is_some() || d.is_encapsulated());
             }
         }
-        Start::EtherType(_) => assert!(d.eth.is_none()),
+        // (an Ethernet header there is a tunnel's inner frame)
+        Start::EtherType(_) => assert!(d.eth.is_none() || d.is_encapsulated()),
         // a cooked capture header, never an Ethernet one; its length is recorded once read
         Start::Sll | Start::Sll2 | Start::Null { .. } | Start::Ipoib => {
-            assert!(d.eth.is_none());
+            assert!(d.eth.is_none() || d.is_encapsulated());
             assert!(d.link_header_len == 0 || usize::from(d.link_header_len) <= frame.len());
         }
-        Start::RawIp => assert!(d.eth.is_none() && d.link_header_len == 0),
+        Start::RawIp => {
+            assert!(d.eth.is_none() || d.is_encapsulated());
+            assert_eq!(d.link_header_len, 0);
+        }
         Start::Erf => assert!(d.erf().is_some() || err.is_some_and(|e| e.layer() == Layer::Erf)),
         Start::Infiniband => {
-            assert!(d.eth.is_none() && d.erf().is_none());
+            assert!((d.eth.is_none() || d.is_encapsulated()) && d.erf().is_none());
             assert!(d.lrh().is_some() || err.is_some_and(|e| e.layer() == Layer::Lrh));
         }
     }
@@ -204,11 +209,13 @@ fn check<'a>(
     }
     if let Some(eth) = d.eth {
         let bytes = eth.into_inner();
-        assert_eq!(bytes, frame);
+        // the Ethernet header runs to the frame's end, from byte 0 or from where an ERF
+        // record or a tunnel put it
+        assert_eq!(offset_in(frame, bytes) + bytes.len(), frame.len());
         let repr = ethernet::Repr::parse(&ethernet::Frame::new_unchecked(bytes))
             .expect("a dissected Ethernet header parses");
         assert_eq!(repr.ethertype, eth.ethertype());
-        assert_eq!(eth.payload().len(), frame.len() - ethernet::HEADER_LEN);
+        assert_eq!(eth.payload().len(), bytes.len() - ethernet::HEADER_LEN);
         for a in [eth.dst_addr(), eth.src_addr()] {
             let _ = (a.is_multicast(), a.is_broadcast(), a.is_unicast(), a.is_local());
             show(out, &a);
@@ -218,7 +225,11 @@ fn check<'a>(
         show(out, &eth.ethertype());
     }
     let mut tags = 0;
-    let mut last_type = d.eth.map(|e| e.ethertype());
+    // without Ethernet (cooked, IPoIB), the first tag's TPID was the link header's type
+    let mut last_type = d
+        .eth
+        .map(|e| e.ethertype())
+        .or_else(|| d.vlans().next().map(|t| t.tpid));
     for tag in d.vlans() {
         tags += 1;
         assert!(tag.tpid.is_vlan_tpid());
@@ -247,7 +258,8 @@ fn check<'a>(
     if let Some(t) = d.ethertype {
         show(out, &t);
         let _ = t.name();
-        if start == Start::Ethernet {
+        // (an MPLS or IP-in-IP inner packet's type comes from the tunnel, not a header)
+        if start == Start::Ethernet && d.eth.is_some() {
             assert_eq!(Some(t), last_type);
         }
     }
@@ -300,7 +312,11 @@ fn check<'a>(
         Some(Network::Grh(p)) => {
             let bytes = p.into_inner();
             assert_at(frame, bytes, d.network_offset);
-            assert_eq!(p.ip_version(), grh::VERSION);
+            // RoCEv1 checks IPVer; a native packet's GRH is announced by the LRH's LNH and
+            // read whatever its IPVer says, as tshark does
+            if d.lrh().is_none() {
+                assert_eq!(p.ip_version(), grh::VERSION);
+            }
             assert!(bytes.len() >= grh::HEADER_LEN);
             let _ = (p.tclass(), p.flow_label(), p.next_header(), p.hop_limit());
             let _ = (p.sgid(), p.dgid());
@@ -308,7 +324,8 @@ fn check<'a>(
             show(out, &p);
             match grh::Repr::parse(&p) {
                 Ok(repr) => show(out, &repr),
-                Err(e) => assert!(e.is_truncated(), "{e:?}"),
+                // (a native GRH's IPVer is not checked by the walk, the Repr checks it)
+                Err(e) => assert!(e.is_truncated() || d.lrh().is_some(), "{e:?}"),
             }
         }
         Some(Network::MacControl(p)) => {
@@ -395,7 +412,13 @@ fn check_roce<'a>(
 
     // opcode table
     let opcode = roce.opcode();
-    assert_eq!(roce.info, opcode.info());
+    // the RD range is read as NVIDIA DC by default (capture-formats.md §3)
+    let table = if opcode.is_rd_range() {
+        opcode.dc_info(h.solicited_event())
+    } else {
+        opcode.info()
+    };
+    assert_eq!(roce.info, table);
     show(out, &opcode);
     show(out, &opcode.transport());
     let _ = (opcode.name(), opcode.is_request(), opcode.is_response());
@@ -511,11 +534,12 @@ fn check_roce<'a>(
     let _ = write!(out, "{status:?} ");
     if status != IcrcStatus::NotVerifiable {
         // verifiable: BTH through ICRC were all there, so no RoCE layer failed;
-        // only an IP total length longer than the UDP datagram may be cut
+        // only an IP total length longer than the UDP datagram, or a native packet's
+        // VCRC after the ICRC (reported on the LRH's length), may be cut
         assert!(roce.icrc.is_some());
         if let Some(e) = err {
             assert!(
-                e.is_truncated() && matches!(e.layer(), Layer::Ipv4 | Layer::Ipv6),
+                e.is_truncated() && matches!(e.layer(), Layer::Ipv4 | Layer::Ipv6 | Layer::Lrh),
                 "verifiable ICRC with {e:?}"
             );
         }
