@@ -935,7 +935,7 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'
 }
 
 /// VLAN tags while the EtherType says so, then the network layer.
-#[inline]
+#[inline(always)]
 fn vlan_and_network<'a>(
     d: &mut Dissected<'a>,
     mut ethertype: EtherType,
@@ -965,7 +965,7 @@ fn vlan_and_network<'a>(
 }
 
 /// The layer an EtherType names, at `at`.
-#[inline]
+#[inline(always)]
 fn network_layer<'a>(
     d: &mut Dissected<'a>,
     ethertype: EtherType,
@@ -1140,14 +1140,16 @@ fn ipv4_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>
     let (datagram, cut) = clip(frame, at, total_len, Layer::Ipv4);
     d.network = Some(Network::Ipv4(ipv4::Packet::new_unchecked(datagram)));
     let whole = ip.frag_offset() == 0 && !ip.more_frags();
-    if whole {
-        if let Some(inner) = ip_tunnel(frame, ip.next_header(), at + header_len)? {
-            return enter(d, inner, options, cut);
+    let proto = ip.next_header();
+    if proto != IpProtocol::UDP || !whole {
+        if !whole {
+            return cut.map_or(Ok(()), Err);
         }
-    }
-    if ip.next_header() != IpProtocol::UDP || ip.frag_offset() != 0 || ip.more_frags() {
-        if ip.next_header() == IpProtocol::TCP && ip.frag_offset() == 0 && !ip.more_frags() {
+        if proto == IpProtocol::TCP {
             return tcp_layer(d, at + header_len, total_len - header_len, options, cut);
+        }
+        if let Some(inner) = ip_tunnel(frame, proto, at + header_len)? {
+            return enter(d, inner, options, cut);
         }
         return cut.map_or(Ok(()), Err);
     }
@@ -1178,12 +1180,13 @@ fn ipv6_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>
     let payload_len = usize::from(ip.payload_len());
     let (datagram, cut) = clip(frame, at, ipv6::HEADER_LEN + payload_len, Layer::Ipv6);
     d.network = Some(Network::Ipv6(ipv6::Packet::new_unchecked(datagram)));
-    if let Some(inner) = ip_tunnel(frame, ip.next_header(), at + ipv6::HEADER_LEN)? {
-        return enter(d, inner, options, cut);
-    }
-    if ip.next_header() != IpProtocol::UDP {
-        if ip.next_header() == IpProtocol::TCP {
+    let proto = ip.next_header();
+    if proto != IpProtocol::UDP {
+        if proto == IpProtocol::TCP {
             return tcp_layer(d, at + ipv6::HEADER_LEN, payload_len, options, cut);
+        }
+        if let Some(inner) = ip_tunnel(frame, proto, at + ipv6::HEADER_LEN)? {
+            return enter(d, inner, options, cut);
         }
         return cut.map_or(Ok(()), Err);
     }
@@ -1222,18 +1225,16 @@ fn udp_layer<'a>(
     }
     // A length past the IP payload is still a UDP header (the lax view keeps it and what
     // follows, read as far as the IP payload goes); the frame is malformed.
-    let past = (udp_len > l4_len).then(|| {
-        let reason = Malformed::LengthPastPayload {
-            value: n32(udp_len),
-            room: n32(l4_len),
-        };
-        malformed(Layer::Udp, at, reason)
-    });
-    let udp_len = udp_len.min(l4_len);
-    let (datagram, cut) = clip(frame, at, udp_len, Layer::Udp);
+    let past = udp_len > l4_len;
+    let (datagram, cut) = clip(frame, at, udp_len.min(l4_len), Layer::Udp);
     d.udp = Some(udp::Packet::new_unchecked(datagram));
     d.udp_offset = at;
-    let cut = past.or(ip_cut).or(cut);
+    let cut = if past {
+        Some(past_payload(Layer::Udp, at, udp_len, l4_len))
+    } else {
+        ip_cut.or(cut)
+    };
+    let udp_len = udp_len.min(l4_len);
     if !options.is_roce_port(header.dst_port()) {
         let port = header.dst_port();
         if port == vxlan::VXLAN_PORT || port == vxlan::GENEVE_PORT {
@@ -1270,6 +1271,10 @@ fn ip_tunnel(frame: &[u8], proto: IpProtocol, at: usize) -> Result<Option<Inner>
 /// Dissect the frame an encapsulation carries as if it had been captured directly: its
 /// layers replace the outer ones (which stay in the bytes, listed by
 /// [`Dissected::outer_layers`]). `outer_cut` is the outer length fields' complaint.
+// Not inlined: the walk recurses through here, and keeping the recursion in one cold
+// function lets the compiler inline the layers of the usual, unencapsulated frame.
+#[cold]
+#[inline(never)]
 fn enter<'a>(
     d: &mut Dissected<'a>,
     inner: Inner,
@@ -1335,11 +1340,7 @@ fn tcp_layer(
         return Err(malformed(Layer::Tcp, at + 12, reason));
     }
     if header_len > l4_len {
-        let reason = Malformed::LengthPastPayload {
-            value: n32(header_len),
-            room: n32(l4_len),
-        };
-        return Err(malformed(Layer::Tcp, at + 12, reason));
+        return Err(past_payload(Layer::Tcp, at + 12, header_len, l4_len));
     }
     crate::error::need(Layer::Tcp, header_len, rest.len()).map_err(|e| e.rebased(at))?;
     let (segment, cut) = clip(frame, at, l4_len, Layer::Tcp);
@@ -1438,18 +1439,11 @@ fn roce_layer(
     };
     // an opcode its transport does not define: no layout to read, no known ICRC coverage
     // (vendor and reserved ranges are shown as UNKNOWN without a finding)
-    let unknown = (info.is_none()
+    let unknown = info.is_none()
         && matches!(
             opcode.transport(),
             Transport::Rc | Transport::Uc | Transport::Rd | Transport::Ud | Transport::Xrc
-        ))
-    .then(|| {
-        let reason = Malformed::UnknownOpcode {
-            opcode: opcode.0,
-            transport: opcode.transport().name(),
-        };
-        malformed(Layer::Bth, at, reason)
-    });
+        );
     let list = info.and_then(|i| i.headers).unwrap_or(&[]);
     let ext_len = info.map_or(0, |i| usize::from(i.ext_len));
     let ext_at = at + bth::HEADER_LEN;
@@ -1498,7 +1492,7 @@ fn roce_layer(
     roce.pad = &after_payload[..pad_count.min(after_payload.len())];
     let icrc_bytes = &after_payload[roce.pad.len()..];
     // a malformed frame's ICRC is not verifiable: its length fields disagree on what it covers
-    let malformed_frame = unknown.is_some() || matches!(cut, Some(WireError::Malformed { .. }));
+    let malformed_frame = unknown || matches!(cut, Some(WireError::Malformed { .. }));
     if let Some(icrc) = icrc_bytes.first_chunk::<4>().filter(|_| !malformed_frame) {
         roce.icrc = Some(*icrc);
         roce.covered = frame.get(network_at..at + transport_len);
@@ -1518,10 +1512,30 @@ fn roce_layer(
     });
     // A cut-short extension header is reported as itself, like a cut-short BTH,
     // rather than as the IP/UDP length field that points past the end.
-    match ext_cut.or(cut).or(unknown) {
+    match ext_cut.or(cut) {
         Some(err) => Err(err),
+        None if unknown => Err(unknown_opcode(at, opcode)),
         None => Ok(()),
     }
+}
+
+/// A length field of `value` bytes pointing past the `room` bytes of the IP payload.
+#[cold]
+fn past_payload(layer: Layer, offset: usize, value: usize, room: usize) -> WireError {
+    let reason = Malformed::LengthPastPayload {
+        value: n32(value),
+        room: n32(room),
+    };
+    malformed(layer, offset, reason)
+}
+
+#[cold]
+fn unknown_opcode(at: usize, opcode: Opcode) -> WireError {
+    let reason = Malformed::UnknownOpcode {
+        opcode: opcode.0,
+        transport: opcode.transport().name(),
+    };
+    malformed(Layer::Bth, at, reason)
 }
 
 /// A length field of `value` bytes that cannot hold the `need` bytes of headers it carries.
