@@ -117,14 +117,17 @@ pub fn compute(encapsulation: Encapsulation, covered: &[u8]) -> Option<u32> {
         return None;
     }
     // The pseudo-LRH and the masked headers go to the CRC in one update (fewer short calls).
-    let lrh = encapsulation.pseudo_lrh_len();
-    let mut prefix = [0u8; PSEUDO_LRH.len() + MAX_PREFIX];
-    prefix[..lrh].copy_from_slice(&PSEUDO_LRH[..lrh]);
-    let masked = &mut prefix[lrh..lrh + prefix_len];
+    // The masked copy always starts after the 8 pseudo-LRH bytes (fixed-size copies); a
+    // native packet, which has its own LRH, just starts the update there.
+    const LRH: usize = PSEUDO_LRH.len();
+    let mut prefix = [0u8; LRH + MAX_PREFIX];
+    prefix[..LRH].copy_from_slice(&PSEUDO_LRH);
+    let masked = &mut prefix[LRH..LRH + prefix_len];
     masked.copy_from_slice(&covered[..prefix_len]);
     encapsulation.mask(masked);
+    let from = LRH - encapsulation.pseudo_lrh_len();
     let mut hasher = crc32fast::Hasher::new();
-    hasher.update(&prefix[..lrh + prefix_len]);
+    hasher.update(&prefix[from..LRH + prefix_len]);
     hasher.update(&covered[prefix_len..]);
     Some(hasher.finalize())
 }

@@ -858,6 +858,7 @@ fn walk<'a>(
     (d, err)
 }
 
+#[inline]
 fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'_>) -> Result<()> {
     let frame = d.frame;
     let (ethertype, at) = match start {
@@ -1312,6 +1313,11 @@ fn enter<'a>(
         }
         Inner::Network(t, a) => network_layer(d, t, a, options)?,
         Inner::None => {}
+    }
+    // inconsistent outer length fields make the whole frame malformed: no ICRC verdict
+    if let (Some(WireError::Malformed { .. }), Some(roce)) = (outer_cut, d.roce.as_mut()) {
+        roce.icrc = None;
+        roce.covered = None;
     }
     outer_cut.map_or(Ok(()), Err)
 }

@@ -1350,3 +1350,38 @@ fn short_ipoib_record_errors_inside_the_frame() {
         assert!(d.network.is_none());
     }
 }
+
+/// Fuzz regression (dissect_frame, 2026-12-01): a tunnel whose outer UDP length points past
+/// the outer IP payload is malformed, so the inner RoCE packet's ICRC is not judged either.
+#[test]
+fn malformed_outer_udp_leaves_the_inner_icrc_unverifiable() {
+    let inner = vector_b();
+    assert_eq!(dissect(&inner).unwrap().icrc_status(), IcrcStatus::Valid);
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let ip_payload = 8 + 8 + inner.len();
+    let total = u16::try_from(20 + ip_payload).unwrap();
+    f.extend_from_slice(&[
+        0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 192, 0, 2, 1, 192, 0, 2, 2,
+    ]);
+    f[16..18].copy_from_slice(&total.to_be_bytes());
+    let udp_len = u16::try_from(ip_payload + 100).unwrap(); // past the IP payload
+    f.extend_from_slice(&[0xC0, 0x01, 0x12, 0xB5]);
+    f.extend_from_slice(&udp_len.to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0x08, 0, 0, 0, 0, 0x13, 0x89, 0]);
+    f.extend_from_slice(&inner);
+    let (d, err) = dissect_lax(&f);
+    assert_eq!(
+        malformed(err),
+        (
+            Layer::Udp,
+            Malformed::LengthPastPayload {
+                value: u32::from(udp_len),
+                room: u32::try_from(ip_payload).unwrap()
+            }
+        )
+    );
+    assert!(d.is_encapsulated());
+    let roce = d.roce.expect("the inner packet is still decoded");
+    assert_eq!(roce.icrc, None);
+    assert_eq!(d.icrc_status(), IcrcStatus::NotVerifiable);
+}
