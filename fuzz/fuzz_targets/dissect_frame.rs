@@ -91,7 +91,8 @@ fuzz_target!(|data: &[u8]| {
 
     // Ethernet without VLAN tags then IPv4/IPv6 is the same walk as starting at
     // the EtherType 14 bytes in: every offset moves by 14, nothing else changes.
-    if let Some(eth) = d.eth {
+    // (a tunnel's inner Ethernet header is not at byte 0: not this case)
+    if let Some(eth) = d.eth.filter(|_| !d.is_encapsulated()) {
         let t = eth.ethertype();
         if t == EtherType::IPV4 || t == EtherType::IPV6 {
             let inner = &data[ethernet::HEADER_LEN..];
