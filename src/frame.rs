@@ -105,24 +105,7 @@ impl<'a> FrameView<'a> {
         };
         let (d, err) = dissect_with(frame.data, start, options);
         if d.is_encapsulated() {
-            // ERSPAN's own verdicts on the mirrored frame (interfaces.md §3): cut by the
-            // switch (the T bit), or bad on the mirrored port (Type III's BSO)
-            for l in d.outer_layers().iter() {
-                if l.kind != OuterKind::Erspan {
-                    continue;
-                }
-                let e = erspan::Header::new_unchecked(l.bytes);
-                view.truncated |= e.truncated();
-                if e.is_type3() && e.en_bso() != 0 {
-                    view.malformed = true;
-                    view.problem
-                        .get_or_insert(Problem::Wire(WireError::Malformed {
-                            layer: rocescope_dissectors::Layer::Erspan,
-                            offset: l.offset + 2,
-                            reason: rocescope_dissectors::error::Malformed::MirroredBad,
-                        }));
-                }
-            }
+            view.erspan_verdicts(&d);
         }
         if let Some(erf) = d.erf() {
             // an ERF record says itself how long the packet was on the wire (the pcap
@@ -152,6 +135,30 @@ impl<'a> FrameView<'a> {
             view.problem = Some(Problem::Wire(err));
         }
         view
+    }
+
+    /// ERSPAN's own verdicts on a mirrored frame (interfaces.md §3): cut by the switch (the
+    /// T bit), or bad on the mirrored port (Type III's BSO). Out of line: most frames are
+    /// not mirrored.
+    #[cold]
+    #[inline(never)]
+    fn erspan_verdicts(&mut self, d: &Dissected<'_>) {
+        for l in d.outer_layers().iter() {
+            if l.kind != OuterKind::Erspan {
+                continue;
+            }
+            let e = erspan::Header::new_unchecked(l.bytes);
+            self.truncated |= e.truncated();
+            if e.is_type3() && e.en_bso() != 0 {
+                self.malformed = true;
+                self.problem
+                    .get_or_insert(Problem::Wire(WireError::Malformed {
+                        layer: rocescope_dissectors::Layer::Erspan,
+                        offset: l.offset + 2,
+                        reason: rocescope_dissectors::error::Malformed::MirroredBad,
+                    }));
+            }
+        }
     }
 
     /// The packet's length on the wire: the record's, but for an ERF record, whose header is
