@@ -35,10 +35,16 @@ impl Tmux {
     }
 
     fn wait_for(&self, what: &str) -> String {
+        self.wait_until(what, |s| s.contains(what))
+    }
+
+    /// The screen once `ok` holds for it (the inspector redraws asynchronously: a status line
+    /// can show before the list it describes).
+    fn wait_until(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let s = self.screen();
-            if s.contains(what) {
+            if ok(&s) {
                 return s;
             }
             assert!(
@@ -95,8 +101,11 @@ fn inspect_in_a_pty() {
     tmux.wait_for("Filter:");
     tmux.literal("qp == 0x000600");
     tmux.keys(&["Enter"]);
-    let s = tmux.wait_for("(filter: qp == 0x000600)");
-    assert!(!s.contains("QP=0x000601"), "{s}");
+    // the filtered list: no frame of the other QP left (times out, and fails, otherwise)
+    let s = tmux.wait_until("the list filtered to QP 0x000600", |s| {
+        s.contains("(filter: qp == 0x000600)") && !s.contains("QP=0x000601")
+    });
+    assert!(s.contains("QP=0x000600"), "{s}");
 
     // Events: the first is the gap at frame 47 (QP 0x601), hidden by the filter: the jump
     // drops the filter and selects the frame.
