@@ -15,8 +15,6 @@ pub mod send;
 
 use std::io::IsTerminal;
 
-use anyhow::{Context, bail};
-
 pub use self::analyze::{AnalyzeConfig, AnalyzeFormat, FailOn};
 pub use self::dissect::{DissectConfig, DissectFormat};
 pub use self::generate::GenerateConfig;
@@ -80,95 +78,5 @@ impl TryFrom<&cli::GlobalArgs> for GlobalConfig {
             quiet: args.quiet,
             color: Color::resolve(args.color),
         })
-    }
-}
-
-/// An inclusive range of 1-based frame numbers (`--frames A-B`, `A-`, `N`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameRange {
-    pub first: u64,
-    /// `None`: to the end of the capture.
-    pub last: Option<u64>,
-}
-
-impl FrameRange {
-    /// Every frame.
-    pub const ALL: FrameRange = FrameRange {
-        first: 1,
-        last: None,
-    };
-
-    #[must_use]
-    pub fn contains(&self, number: u64) -> bool {
-        number >= self.first && self.last.is_none_or(|last| number <= last)
-    }
-
-    /// True once `number` is past the range (nothing more can match).
-    #[must_use]
-    pub fn is_past(&self, number: u64) -> bool {
-        self.last.is_some_and(|last| number > last)
-    }
-}
-
-impl std::str::FromStr for FrameRange {
-    type Err = anyhow::Error;
-
-    /// `A-B`, `A-` or `N`, 1-based and inclusive; `A` ≤ `B`.
-    fn from_str(s: &str) -> anyhow::Result<Self> {
-        let num = |t: &str| -> anyhow::Result<u64> {
-            let t = t.trim();
-            let n: u64 = t
-                .parse()
-                .with_context(|| format!("--frames {s:?}: `{t}` is not a frame number"))?;
-            if n == 0 {
-                bail!("--frames {s:?}: frame numbers start at 1");
-            }
-            Ok(n)
-        };
-        let range = match s.split_once('-') {
-            None => {
-                let n = num(s)?;
-                FrameRange {
-                    first: n,
-                    last: Some(n),
-                }
-            }
-            Some((a, b)) if b.trim().is_empty() => FrameRange {
-                first: num(a)?,
-                last: None,
-            },
-            Some((a, b)) => FrameRange {
-                first: if a.trim().is_empty() { 1 } else { num(a)? },
-                last: Some(num(b)?),
-            },
-        };
-        if range.last.is_some_and(|last| last < range.first) {
-            bail!("--frames {s:?}: the range ends before it starts");
-        }
-        Ok(range)
-    }
-}
-
-#[cfg(test)]
-mod test {
-    use super::*;
-
-    #[test]
-    fn frame_ranges() {
-        let r: FrameRange = "10-20".parse().unwrap();
-        assert_eq!(
-            r,
-            FrameRange {
-                first: 10,
-                last: Some(20)
-            }
-        );
-        let r: FrameRange = "7".parse().unwrap();
-        assert!(r.contains(7) && !r.contains(8) && r.is_past(8));
-        let r: FrameRange = "5-".parse().unwrap();
-        assert!(r.contains(5) && r.contains(u64::MAX) && !r.contains(4));
-        for bad in ["", "0", "a-b", "20-10", "1-2-3", "-"] {
-            assert!(bad.parse::<FrameRange>().is_err(), "{bad}");
-        }
     }
 }

@@ -2,9 +2,10 @@
 
 use std::path::PathBuf;
 
-use super::{Color, FrameRange, GlobalConfig};
+use super::{Color, GlobalConfig};
 use crate::cli;
 use crate::filter::Filter;
+use crate::source::FrameRange;
 
 /// How `dissect` writes frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
