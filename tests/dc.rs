@@ -7,6 +7,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+use common::jsonl;
+
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rocescope")
 }
@@ -16,20 +19,6 @@ fn real(name: &str) -> Option<PathBuf> {
         .join("../shared/captures/real")
         .join(name);
     p.exists().then_some(p)
-}
-
-fn jsonl(path: &Path, args: &[&str]) -> Vec<Value> {
-    let out = Command::new(bin())
-        .args(["dissect", "-f", "jsonl"])
-        .args(args)
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// The real DC capture (capture-formats.md §3.5): a WRITE's RETH length is the 8 bytes it

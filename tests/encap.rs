@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{frames_of, write_pcap};
+use common::{frames_of, jsonl, write_pcap};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -26,15 +26,6 @@ fn demo(name: &str) -> PathBuf {
 
 fn run(args: &[&str], path: &Path) -> std::process::Output {
     Command::new(bin()).args(args).arg(path).output().unwrap()
-}
-
-fn jsonl(path: &Path) -> Vec<Value> {
-    let out = run(&["dissect", "-f", "jsonl"], path);
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn analyze(path: &Path) -> Value {
@@ -127,7 +118,7 @@ fn wrapped_mixed_run_reports_what_the_unwrapped_run_reports() {
             .unwrap();
         assert!(out.status.success(), "{enc}: {out:?}");
         // the frames really are wrapped
-        let first = &jsonl(&pcap)[0];
+        let first = &jsonl(&pcap, &[])[0];
         assert!(
             first["outer"].as_array().is_some_and(|a| !a.is_empty()),
             "{enc}"
@@ -163,7 +154,7 @@ fn erspan_truncated_bit_marks_the_frame_truncated() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let frames = jsonl(&pcap);
+    let frames = jsonl(&pcap, &[]);
     let cut: Vec<&Value> = frames
         .iter()
         .filter(|f| f["outer"][3]["erspan"]["truncated"] == Value::Bool(true))
@@ -192,7 +183,7 @@ fn erspan_bso_is_a_finding() {
     frames[0][44] |= 0x18;
     let pcap = dir.path().join("bso.pcap");
     write_pcap(&pcap, &frames);
-    let out = jsonl(&pcap);
+    let out = jsonl(&pcap, &[]);
     assert_eq!(out[0]["outer"][3]["erspan"]["bso"], 3);
     let report = analyze(&pcap);
     assert_eq!(report["capture"]["malformed_frames"], 1, "{report}");
@@ -239,7 +230,7 @@ fn gre_in_gre_stops_at_the_depth_limit() {
     }
     let pcap = dir.path().join("deep.pcap");
     write_pcap(&pcap, &deep);
-    let frames = jsonl(&pcap);
+    let frames = jsonl(&pcap, &[]);
     for (f, n) in frames.iter().zip([1usize, 3, 4, 5, 12, 200]) {
         let errors = f["errors"].as_array().unwrap();
         if n <= 4 {
@@ -270,7 +261,7 @@ fn ip_in_ip_is_unwrapped() {
     f.extend_from_slice(&inner);
     let pcap = dir.path().join("ipip.pcap");
     write_pcap(&pcap, &[f]);
-    let out = jsonl(&pcap);
+    let out = jsonl(&pcap, &[]);
     assert_eq!(out[0]["outer"][1]["ipv4"]["proto"], 4, "{}", out[0]);
     assert_eq!(out[0]["ipv4"]["src"], "10.0.0.1", "{}", out[0]);
     assert_eq!(out[0]["icrc"]["valid"], true, "{}", out[0]);

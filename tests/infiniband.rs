@@ -3,10 +3,12 @@
 //! packets: decoded as tshark decodes them, both CRCs verified, Wireshark's field names in
 //! filters (in tshark's byte order), flows keyed by LIDs or GIDs.
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
+
+mod common;
+use common::{jsonl, write_pcap_link as pcap};
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rocescope")
@@ -36,51 +38,6 @@ fn vector_b() -> Vec<u8> {
          00 ea 51 2e ac 10 f2 33 00 00 00 00 00 00 00 00
          00 00 00 00 00 00 00 00 00 00 00 00 ac 10 f2 4b
          55 67 46 f7 e6 b7")
-}
-
-/// A microsecond pcap of `packets` with link type `link`; for ERF each packet gets an ibdump
-/// record header (type 21, flags 4, rlen = 16 + wlen).
-fn pcap(path: &Path, link: u32, packets: &[Vec<u8>]) {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&4u16.to_le_bytes());
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&link.to_le_bytes());
-    for (i, p) in packets.iter().enumerate() {
-        let secs = 1_700_000_000 + u32::try_from(i).unwrap();
-        let mut rec = Vec::new();
-        if link == 197 {
-            rec.extend_from_slice(&(u64::from(secs) << 32).to_le_bytes());
-            let wlen = u16::try_from(p.len()).unwrap();
-            rec.extend_from_slice(&[21, 4]);
-            rec.extend_from_slice(&(16 + wlen).to_be_bytes());
-            rec.extend_from_slice(&0u16.to_be_bytes());
-            rec.extend_from_slice(&wlen.to_be_bytes());
-        }
-        rec.extend_from_slice(p);
-        let n = u32::try_from(rec.len()).unwrap();
-        for v in [secs, 0, n, n] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out.extend_from_slice(&rec);
-    }
-    std::fs::write(path, out).unwrap();
-}
-
-fn jsonl(path: &Path, args: &[&str]) -> Vec<Value> {
-    let out = Command::new(bin())
-        .args(["dissect", "-f", "jsonl"])
-        .args(args)
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[test]

@@ -4,7 +4,6 @@
 //! compared with tshark's `infiniband.mad.*`; the names with the IBA tables (13.4.4-13.4.5,
 //! 14.2.5, 15.2.5, 16.1.3), written out here by hand.
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use rocescope_dissectors::builder::{ExtReprs, L2, NetworkRepr, Policy, RoceFrame};
@@ -12,8 +11,10 @@ use rocescope_dissectors::cm::{CmAttribute, CmMessage};
 use rocescope_dissectors::ethernet::{self, Address, EtherType};
 use rocescope_dissectors::ib::lrh::{self, NextHeader};
 use rocescope_dissectors::ib::{bth, deth};
-use rocescope_dissectors::{Opcode, Psn, Qpn, erf};
-use serde_json::Value;
+use rocescope_dissectors::{Opcode, Psn, Qpn};
+
+mod common;
+use common::{jsonl, write_pcap_link};
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rocescope")
@@ -108,55 +109,6 @@ fn packet(native: bool, qp: u32, payload: &[u8]) -> Vec<u8> {
     buf
 }
 
-/// A microsecond pcap of `packets`: link 197 (ERF type 21 records) or Ethernet.
-fn write(path: &Path, native: bool, packets: &[Vec<u8>]) {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&4u16.to_le_bytes());
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&(if native { 197u32 } else { 1 }).to_le_bytes());
-    for (i, p) in packets.iter().enumerate() {
-        let secs = 1_700_000_000 + u32::try_from(i).unwrap();
-        let mut rec = Vec::new();
-        if native {
-            let wlen = u16::try_from(p.len()).unwrap();
-            let mut h = [0u8; erf::HEADER_LEN];
-            erf::Repr {
-                timestamp: u64::from(secs) << 32,
-                record_type: erf::types::INFINIBAND,
-                flags: 4,
-                rlen: 16 + wlen,
-                lctr: 0,
-                wlen,
-            }
-            .emit(&mut erf::Header::new_unchecked(&mut h[..]));
-            rec.extend_from_slice(&h);
-        }
-        rec.extend_from_slice(p);
-        let n = u32::try_from(rec.len()).unwrap();
-        for v in [secs, 0, n, n] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out.extend_from_slice(&rec);
-    }
-    std::fs::write(path, out).unwrap();
-}
-
-fn jsonl(path: &Path) -> Vec<Value> {
-    let out = Command::new(bin())
-        .args(["dissect", "-f", "jsonl"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 /// (class, version, method, attribute, what rocescope must call them)
 const CASES: &[(u8, u8, u8, u16, &str, &str, &str)] = &[
     (0x01, 1, 0x01, 0x0011, "SMP", "Get", "NodeInfo"),
@@ -225,8 +177,8 @@ fn every_class_is_named_and_agrees_with_tshark() {
             .map(|(qp, m)| packet(native, *qp, m))
             .collect();
         let p = dir.path().join(format!("mad-{native}.pcap"));
-        write(&p, native, &packets);
-        let ours = jsonl(&p);
+        write_pcap_link(&p, if native { 197 } else { 1 }, &packets);
+        let ours = jsonl(&p, &[]);
         assert_eq!(ours.len(), CASES.len());
         for (f, &(class, version, method, attr, class_name, method_name, attr_name)) in
             ours.iter().zip(CASES)
@@ -347,8 +299,8 @@ fn cm_on_native_infiniband() {
     };
     let bytes = req.to_bytes();
     let p = dir.path().join("cm.pcap");
-    write(&p, true, &[packet(true, 1, &bytes)]);
-    let f = &jsonl(&p)[0];
+    write_pcap_link(&p, 197, &[packet(true, 1, &bytes)]);
+    let f = &jsonl(&p, &[])[0];
     assert_eq!(f["cm"]["attribute"], "ConnectRequest", "{f}");
     assert_eq!(f["cm"]["local_qpn"], 0x4242, "{f}");
     assert_eq!(f["cm"]["starting_psn"], 100, "{f}");

@@ -1,9 +1,12 @@
-//! Helpers shared by integration tests: writing hand-made frames as a pcap, reading one.
+//! Helpers shared by integration tests: writing hand-made frames as a pcap, reading one,
+//! running `rocescope dissect -f jsonl` on it.
 
 use std::path::Path;
+use std::process::Command;
 
 use rocescope::capture::CaptureReader;
 
+#[allow(dead_code)]
 /// A nanosecond Ethernet pcap of these frames (1 µs apart).
 pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
     let mut out = Vec::new();
@@ -24,6 +27,7 @@ pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
     std::fs::write(path, out).unwrap();
 }
 
+#[allow(dead_code)]
 /// Every frame's captured bytes.
 pub fn frames_of(path: &Path) -> Vec<Vec<u8>> {
     let mut r = CaptureReader::open(path).unwrap();
@@ -32,4 +36,52 @@ pub fn frames_of(path: &Path) -> Vec<Vec<u8>> {
         v.push(f.unwrap().data.to_vec());
     }
     v
+}
+
+/// A microsecond pcap of `packets` with link type `link`, one second apart; for ERF (197)
+/// each packet gets an ibdump record header (type 21 InfiniBand, flags 4, rlen = 16 + wlen).
+#[allow(dead_code)]
+pub fn write_pcap_link(path: &Path, link: u32, packets: &[Vec<u8>]) {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&4u16.to_le_bytes());
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&65535u32.to_le_bytes());
+    out.extend_from_slice(&link.to_le_bytes());
+    for (i, p) in packets.iter().enumerate() {
+        let secs = 1_700_000_000 + u32::try_from(i).unwrap();
+        let mut rec = Vec::new();
+        if link == 197 {
+            rec.extend_from_slice(&(u64::from(secs) << 32).to_le_bytes());
+            let wlen = u16::try_from(p.len()).unwrap();
+            rec.extend_from_slice(&[21, 4]);
+            rec.extend_from_slice(&(16 + wlen).to_be_bytes());
+            rec.extend_from_slice(&0u16.to_be_bytes());
+            rec.extend_from_slice(&wlen.to_be_bytes());
+        }
+        rec.extend_from_slice(p);
+        let n = u32::try_from(rec.len()).unwrap();
+        for v in [secs, 0, n, n] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&rec);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// `rocescope dissect -f jsonl ARGS PATH`, one JSON value per frame (the run must succeed).
+#[allow(dead_code)]
+pub fn jsonl(path: &Path, args: &[&str]) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["dissect", "-f", "jsonl"])
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
