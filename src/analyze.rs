@@ -8,7 +8,6 @@ pub mod csv;
 pub mod json;
 pub mod text;
 
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::ControlFlow;
 
@@ -16,6 +15,7 @@ use anyhow::Context;
 
 use crate::capture;
 pub use crate::config::{AnalyzeConfig, AnalyzeFormat as Format, FailOn};
+use crate::outfile::AtomicFile;
 use crate::replay::{self, Observer, Replay, Split};
 
 /// Inputs at least this large get a progress bar (when stderr is a terminal).
@@ -129,11 +129,12 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<AnalyzeOutcome> {
     let replay = replay(cfg)?;
     match &cfg.output {
         Some(path) => {
-            let file =
-                File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
+            let file = AtomicFile::create(path)
+                .with_context(|| format!("{}: cannot create", path.display()))?;
             let mut out = BufWriter::new(file);
             write_report(cfg, &replay, &mut out, cfg.color.files)
                 .and_then(|()| out.flush())
+                .and_then(|()| out.get_mut().commit())
                 .with_context(|| format!("{}: write error", path.display()))?;
         }
         None => {

@@ -132,7 +132,8 @@ impl CaptureReader {
         }
         let file = File::open(path).map_err(io_err)?;
         let mut reader = Self::from_reader(path, file)?;
-        reader.size = Some(meta.len());
+        // A FIFO or a device has no size to read up to (and reports 0).
+        reader.size = meta.is_file().then_some(meta.len());
         Ok(reader)
     }
 
@@ -251,9 +252,24 @@ impl CaptureReader {
             }
             Err(e) => {
                 self.done = true;
-                Some(Err(e.into_error(self.path.clone())))
+                let error = e.into_error(self.path.clone());
+                Some(Err(self.shrunk().unwrap_or(error)))
             }
         }
+    }
+}
+
+impl CaptureReader {
+    /// After a read error: a file now shorter than when it was opened (rotated or truncated
+    /// under the reader) is the cause worth naming.
+    fn shrunk(&self) -> Option<CaptureError> {
+        let was = self.size?;
+        let now = std::fs::metadata(&self.path).ok()?.len();
+        (now < was).then(|| CaptureError::Shrunk {
+            path: self.path.clone(),
+            was,
+            now,
+        })
     }
 }
 

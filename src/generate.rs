@@ -2,12 +2,13 @@
 
 use std::fs;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::Path;
 
 use anyhow::Context;
 use rocescope_generator::{Generator, MAX_FRAME_LEN, Scenario, Truth};
 
 use crate::capture::LinkType;
+use crate::outfile::AtomicFile;
 use crate::sink::{DEFAULT_SNAPLEN, FrameSink, writer_for_path_link};
 
 pub use crate::config::GenerateConfig;
@@ -101,13 +102,14 @@ pub fn generate_into(
     Ok((s, g.truth()))
 }
 
-fn write_file(path: &PathBuf, bytes: &[u8]) -> io::Result<()> {
+fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     if path.as_os_str() == "-" {
         let mut out = io::stdout().lock();
         out.write_all(bytes)?;
         return out.write_all(b"\n");
     }
-    let mut f = fs::File::create(path)?;
+    let mut f = AtomicFile::create(path)?;
     f.write_all(bytes)?;
-    f.write_all(b"\n")
+    f.write_all(b"\n")?;
+    f.commit()
 }

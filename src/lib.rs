@@ -6,7 +6,8 @@
 //! - the commands: [`dissect`], [`analyze`], [`tui`] (`inspect`), [`generate`], [`send`] — none
 //!   imports another;
 //! - [`replay`]: the engine, and [`replay::run`], the frame driver the commands replay through;
-//! - [`filter`] (display filters), [`sink`] (capture writers, the live interface);
+//! - [`filter`] (display filters), [`sink`] (capture writers, the live interface), [`outfile`]
+//!   (output files that are complete or absent);
 //! - [`source`] (frame sources and the one frame-reading loop) over [`capture`] (pcap/pcapng
 //!   files) and [`ahead`] (the one recycled-batch read-ahead);
 //! - [`frame`]: the per-frame layer every command shares (view, problem, summary line);
@@ -21,6 +22,7 @@ pub mod dissect;
 pub mod filter;
 pub mod frame;
 pub mod generate;
+pub mod outfile;
 pub mod replay;
 pub mod send;
 pub mod sink;

@@ -5,11 +5,11 @@
 //! the frame in it: [`FrameSink::frame_buffer`]): no allocation per frame. [`MemorySink`] keeps frames in memory for tests. [`writer_for_path`] picks the format
 //! from the file extension.
 
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
 use crate::capture::LinkType;
+use crate::outfile::AtomicFile;
 
 /// Write buffer size of the file writers.
 const BUF_SIZE: usize = 1 << 18;
@@ -543,12 +543,52 @@ pub fn writer_for_path_link(
             link,
         )?));
     }
-    let file = File::create(path)?;
+    let file = AtomicFile::create(path)?;
     Ok(if wants_pcapng(path) {
-        Box::new(PcapNgWriter::with_config(file, snaplen, link)?)
+        Box::new(AtomicSink(PcapNgWriter::with_config(file, snaplen, link)?))
     } else {
-        Box::new(PcapWriter::with_config(file, snaplen, link)?)
+        Box::new(AtomicSink(PcapWriter::with_config(file, snaplen, link)?))
     })
+}
+
+/// A file writer over an [`AtomicFile`]: [`FrameSink::finish`] flushes it and renames it to its
+/// final name; dropped unfinished, nothing remains under that name.
+struct AtomicSink<S>(S);
+
+/// The file under a writer.
+trait FileWriter: FrameSink {
+    fn file(&mut self) -> io::Result<&mut AtomicFile>;
+}
+
+impl FileWriter for PcapWriter<AtomicFile> {
+    fn file(&mut self) -> io::Result<&mut AtomicFile> {
+        self.out.inner_mut()
+    }
+}
+
+impl FileWriter for PcapNgWriter<AtomicFile> {
+    fn file(&mut self) -> io::Result<&mut AtomicFile> {
+        self.out.inner_mut()
+    }
+}
+
+impl<S: FileWriter> FrameSink for AtomicSink<S> {
+    fn send(&mut self, time_ns: u64, frame: &[u8]) -> io::Result<()> {
+        self.0.send(time_ns, frame)
+    }
+    fn send_truncated(&mut self, time_ns: u64, frame: &[u8], orig_len: u32) -> io::Result<()> {
+        self.0.send_truncated(time_ns, frame, orig_len)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        self.0.finish()?;
+        self.0.file()?.commit()
+    }
+    fn frame_buffer(&mut self, max_len: usize) -> io::Result<Option<&mut [u8]>> {
+        self.0.frame_buffer(max_len)
+    }
+    fn commit_frame(&mut self, time_ns: u64, len: usize, orig_len: usize) -> io::Result<()> {
+        self.0.commit_frame(time_ns, len, orig_len)
+    }
 }
 
 /// Sends every frame on a network interface through an `AF_PACKET` socket (pnet's datalink

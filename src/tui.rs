@@ -18,18 +18,24 @@ pub mod ui;
 pub mod widgets;
 pub mod worker;
 
+use std::io::IsTerminal;
 use std::time::Duration;
+
+use anyhow::{Context, bail};
 
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::execute;
 
+use crate::capture::CaptureReader;
 pub use crate::config::InspectConfig;
 
 /// Runs the inspector until `q`.
 ///
 /// # Errors
-/// A terminal that cannot be set up or read.
+/// A capture that cannot be opened or is not a regular file, no terminal, a terminal that
+/// cannot be set up or read.
 pub fn run(cfg: InspectConfig) -> anyhow::Result<()> {
+    check_before_taking_the_screen(&cfg)?;
     // Before ratatui installs its panic hook (which restores the terminal and then calls this
     // one), so the mouse mode is switched off too.
     let prev = std::panic::take_hook();
@@ -38,12 +44,33 @@ pub fn run(cfg: InspectConfig) -> anyhow::Result<()> {
         prev(info);
     }));
     let mut app = app::App::open(&cfg);
-    let mut terminal = ratatui::init();
+    let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
     let _ = execute!(std::io::stdout(), EnableMouseCapture);
     let result = event_loop(&mut terminal, &mut app);
     let _ = execute!(std::io::stdout(), DisableMouseCapture);
     ratatui::restore();
     result
+}
+
+/// The errors every other command gives in one line, given before the screen is taken over:
+/// the capture (opened as `dissect` opens it, and a regular file, since the inspector reads
+/// frames at random), and a terminal on both standard input and output.
+fn check_before_taking_the_screen(cfg: &InspectConfig) -> anyhow::Result<()> {
+    CaptureReader::open(&cfg.capture)?;
+    let meta = std::fs::metadata(&cfg.capture)
+        .with_context(|| format!("{}: cannot read", cfg.capture.display()))?;
+    if !meta.is_file() {
+        bail!(
+            "{}: not a regular file (the inspector reads frames at random; `rocescope dissect` reads pipes and devices)",
+            cfg.capture.display()
+        );
+    }
+    if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+        bail!(
+            "inspect needs a terminal on standard input and output (for plain output use `rocescope dissect` or `rocescope analyze`)"
+        );
+    }
+    Ok(())
 }
 
 fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut app::App) -> anyhow::Result<()> {

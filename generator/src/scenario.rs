@@ -506,8 +506,10 @@ impl Ctx<'_> {
         };
         let field = quoted("unknown field ")
             .or_else(|| quoted("missing field "))
-            .or_else(|| self.key_at(span.start).map(str::to_owned));
-        let key = match (self.table_at(span.start), field) {
+            .or_else(|| self.key_at(span.start).map(str::to_owned))
+            .filter(|f| !f.is_empty());
+        let table = self.table_at(span.start).filter(|t| !t.is_empty());
+        let key = match (table, field) {
             (Some(t), Some(f)) if !f.starts_with(t) => format!("{t}.{f}"),
             (_, Some(f)) => f,
             (Some(t), None) => t.to_owned(),

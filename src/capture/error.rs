@@ -51,6 +51,9 @@ pub enum CaptureError {
         says: u64,
         left: u64,
     },
+    /// The file became shorter while it was being read (truncated or rotated under the reader).
+    #[error("{}: the file shrank while being read ({was} bytes when opened, {now} now)", .path.display())]
+    Shrunk { path: PathBuf, was: u64, now: u64 },
     /// A record or block whose content makes no sense.
     #[error("{}: malformed {what} at byte {offset}: {reason}", .path.display())]
     Malformed {
@@ -68,6 +71,7 @@ impl CaptureError {
         match self {
             Self::Io { path, .. }
             | Self::IsDirectory { path }
+            | Self::Shrunk { path, .. }
             | Self::Empty { path }
             | Self::NotCapture { path, .. }
             | Self::TooShort { path, .. }

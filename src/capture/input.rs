@@ -58,11 +58,14 @@ impl Input {
             self.base += self.pos as u64;
             self.end -= self.pos;
             self.pos = 0;
-            if need > self.buf.len() {
-                self.buf.resize(need, 0);
-            }
         }
         while self.end - self.pos < need {
+            if self.end == self.buf.len() {
+                // Grown only as bytes arrive (doubling): a record that claims more than the
+                // input holds costs at most twice what the input holds, never what it claims.
+                let grown = (self.buf.len() * 2).min(self.pos + need);
+                self.buf.resize(grown, 0);
+            }
             match self.src.read(&mut self.buf[self.end..]) {
                 Ok(0) => {
                     self.eof = true;

@@ -1,18 +1,13 @@
 //! pcapng: section headers (either byte order, several sections), interface descriptions with
-//! their `if_tsresol` and `if_tsoffset`, and the packet blocks (EPB, SPB, the obsolete PB). The
-//! block framing is parsed by the `pcap-file` crate; the packet blocks are decoded here, because
-//! `pcap-file` 2.0 ignores `if_tsresol`, keeps the padding of SPBs and allocates for EPB options.
+//! their `if_tsresol` and `if_tsoffset`, and the packet blocks (EPB, SPB, the obsolete PB),
+//! decoded here straight from the input buffer. (`pcap-file` 2.0 ignores `if_tsresol`, keeps the
+//! padding of SPBs, allocates for options, and refuses a whole file for one comment or interface
+//! name that is not UTF-8; options the reader does not need are skipped unread.)
 
 use std::borrow::Cow;
 use std::path::Path;
 
-use pcap_file::Endianness;
-use pcap_file::pcapng::PcapNgParser;
-use pcap_file::pcapng::blocks::interface_description::{
-    InterfaceDescriptionBlock, InterfaceDescriptionOption,
-};
-
-use super::error::{CaptureError, StepError, io_err, pcap_error_reason};
+use super::error::{CaptureError, StepError, io_err};
 use super::input::{Current, Input, MAX_RECORD_LEN, read_u16, read_u32};
 use crate::frame::LinkType;
 
@@ -28,7 +23,6 @@ pub(super) const MAGIC: u32 = block::SECTION_HEADER;
 
 /// A pcapng file being read: the current section's byte order and interfaces.
 pub(super) struct PcapNg {
-    parser: PcapNgParser,
     big: bool,
     ifaces: Vec<Iface>,
 }
@@ -41,13 +35,7 @@ impl PcapNg {
         input: &mut Input,
         last_time_ns: u64,
     ) -> Result<Option<Current>, StepError> {
-        next(
-            input,
-            &mut self.parser,
-            &mut self.big,
-            &mut self.ifaces,
-            last_time_ns,
-        )
+        next(input, &mut self.big, &mut self.ifaces, last_time_ns)
     }
 }
 
@@ -101,26 +89,37 @@ struct Iface {
 }
 
 impl Iface {
-    fn from_idb(idb: &InterfaceDescriptionBlock<'_>) -> Self {
+    /// Decodes an Interface Description Block body: link type, snaplen and, among the options,
+    /// `if_tsresol` (9) and `if_tsoffset` (14). Options past the block's end stop the walk.
+    fn from_idb(body: &[u8], big: bool) -> Result<Self, Cow<'static, str>> {
+        let (Some(link), Some(snaplen)) = (read_u16(body, 0, big), read_u32(body, 4, big)) else {
+            return Err("interface description block shorter than 8 bytes".into());
+        };
         let mut unit = TsUnit::Pow10(6);
         let mut offset_ns = 0i128;
-        for opt in &idb.options {
-            match opt {
-                InterfaceDescriptionOption::IfTsResol(v) => unit = TsUnit::from_tsresol(*v),
-                // The option is a signed 64-bit count of seconds; pcap-file hands it over unsigned.
-                #[allow(clippy::cast_possible_wrap)]
-                InterfaceDescriptionOption::IfTsOffset(secs) => {
-                    offset_ns = i128::from(*secs as i64) * 1_000_000_000;
+        for (code, value) in options(body.get(8..).unwrap_or_default(), big) {
+            match (code, value) {
+                (9, [v, ..]) => unit = TsUnit::from_tsresol(*v),
+                (14, v) if v.len() >= 8 => {
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(&v[..8]);
+                    // A signed 64-bit count of seconds.
+                    let secs = if big {
+                        i64::from_be_bytes(b)
+                    } else {
+                        i64::from_le_bytes(b)
+                    };
+                    offset_ns = i128::from(secs) * 1_000_000_000;
                 }
                 _ => {}
             }
         }
-        Iface {
-            link: LinkType(u32::from(idb.linktype)),
-            snaplen: idb.snaplen,
+        Ok(Iface {
+            link: LinkType(u32::from(link)),
+            snaplen,
             unit,
             offset_ns,
-        }
+        })
     }
 
     fn time_ns(&self, ticks: u64) -> u64 {
@@ -129,8 +128,8 @@ impl Iface {
     }
 }
 
-/// Parses the first pcapng section header block (the block type is known to be SHB).
-/// Parses the first section header block (the block type is known to be SHB).
+/// Checks the first section header block's framing (the block type is known to be SHB); the
+/// block itself is then read as every other block is.
 pub(super) fn open(path: &Path, input: &mut Input) -> Result<PcapNg, CaptureError> {
     let what = "pcapng section header";
     let have = input.ensure(12).map_err(|e| io_err(path, e))?;
@@ -172,28 +171,29 @@ pub(super) fn open(path: &Path, input: &mut Input) -> Result<PcapNg, CaptureErro
             have,
         });
     }
-    let parser = match PcapNgParser::new(input.avail()) {
-        Ok((_, parser)) => parser,
-        Err(e) => {
-            return Err(CaptureError::Malformed {
-                path: path.to_owned(),
-                what,
-                offset: 0,
-                reason: pcap_error_reason(e),
-            });
-        }
-    };
-    input.consume(len);
     Ok(PcapNg {
-        parser,
         big,
         ifaces: Vec::new(),
     })
 }
 
+/// The options of a block: (code, value) until the end-of-options code or the area's end.
+fn options(area: &[u8], big: bool) -> impl Iterator<Item = (u16, &[u8])> {
+    let mut at = 0usize;
+    std::iter::from_fn(move || {
+        let code = read_u16(area, at, big)?;
+        let len = usize::from(read_u16(area, at + 2, big)?);
+        if code == 0 {
+            return None;
+        }
+        let value = area.get(at + 4..at + 4 + len)?;
+        at += 4 + len.next_multiple_of(4);
+        Some((code, value))
+    })
+}
+
 fn next(
     input: &mut Input,
-    parser: &mut PcapNgParser,
     big: &mut bool,
     ifaces: &mut Vec<Iface>,
     last_time_ns: u64,
@@ -251,28 +251,55 @@ fn next(
                 left: have as u64,
             });
         }
-        let block_type = match parser.next_raw_block(input.avail()) {
-            Ok((_, raw)) => raw.type_,
-            Err(e) => {
-                return Err(StepError::Malformed {
-                    what: "block",
-                    offset,
-                    reason: pcap_error_reason(e),
-                });
-            }
-        };
+        let avail = input.avail();
+        let trailer = read_u32(avail, len - 4, len_big).unwrap_or(0);
+        if trailer as usize != len {
+            return Err(StepError::Malformed {
+                what: "block",
+                offset,
+                reason: format!("trailing block length {trailer} differs from the leading {len}")
+                    .into(),
+            });
+        }
         let body_start = input.pos + BLOCK_HEADER_LEN;
         let body = input
             .buf
             .get(body_start..input.pos + len - 4)
             .unwrap_or_default();
         let found = match block_type {
-            block::SECTION_HEADER | block::INTERFACE_DESCRIPTION => {
-                *big = parser.section().endianness == Endianness::Big;
+            block::SECTION_HEADER => {
+                match (
+                    body.len(),
+                    read_u16(body, 4, len_big),
+                    read_u16(body, 6, len_big),
+                ) {
+                    (16.., Some(1), _) => {}
+                    (16.., Some(major), Some(minor)) => {
+                        return Err(StepError::Malformed {
+                            what: "section header",
+                            offset,
+                            reason: format!("unsupported pcapng version {major}.{minor}").into(),
+                        });
+                    }
+                    _ => {
+                        return Err(StepError::Malformed {
+                            what: "section header",
+                            offset,
+                            reason: "section header shorter than 28 bytes".into(),
+                        });
+                    }
+                }
+                *big = len_big;
                 ifaces.clear();
-                ifaces.extend(parser.interfaces().iter().map(Iface::from_idb));
                 None
             }
+            block::INTERFACE_DESCRIPTION => match Iface::from_idb(body, *big) {
+                Ok(iface) => {
+                    ifaces.push(iface);
+                    None
+                }
+                Err(reason) => Some(Err(reason)),
+            },
             block::ENHANCED_PACKET => Some(packet_block(body, body_start, *big, ifaces, false)),
             block::PACKET => Some(packet_block(body, body_start, *big, ifaces, true)),
             block::SIMPLE_PACKET => Some(simple_packet_block(
