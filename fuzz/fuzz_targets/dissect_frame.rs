@@ -51,8 +51,12 @@ fuzz_target!(|data: &[u8]| {
         Start::Erf,
         Start::Infiniband,
         Start::RawIp,
-        Start::Null { network_order: false },
-        Start::Null { network_order: true },
+        Start::Null {
+            network_order: false,
+        },
+        Start::Null {
+            network_order: true,
+        },
         Start::Ipoib,
     ] {
         let (d2, err2) = stack::dissect_with(data, start, &DissectOptions::default());
@@ -68,8 +72,20 @@ fuzz_target!(|data: &[u8]| {
                     stack::dissect_with(data, Start::EtherType(t), &DissectOptions::default());
                 // the same layers (the views differ only in the start they remember)
                 assert_eq!(
-                    (d3.ethertype, d3.network_offset, d3.network, d3.udp, d3.udp_offset),
-                    (d2.ethertype, d2.network_offset, d2.network, d2.udp, d2.udp_offset)
+                    (
+                        d3.ethertype,
+                        d3.network_offset,
+                        d3.network,
+                        d3.udp,
+                        d3.udp_offset
+                    ),
+                    (
+                        d2.ethertype,
+                        d2.network_offset,
+                        d2.network,
+                        d2.udp,
+                        d2.udp_offset
+                    )
                 );
                 assert_eq!((d3.roce, d3.tcp), (d2.roce, d2.tcp));
                 assert_eq!(err3, err2);
@@ -96,7 +112,8 @@ fuzz_target!(|data: &[u8]| {
         let t = eth.ethertype();
         if t == EtherType::IPV4 || t == EtherType::IPV6 {
             let inner = &data[ethernet::HEADER_LEN..];
-            let (d2, err2) = stack::dissect_with(inner, Start::EtherType(t), &DissectOptions::default());
+            let (d2, err2) =
+                stack::dissect_with(inner, Start::EtherType(t), &DissectOptions::default());
             let shift = ethernet::HEADER_LEN;
             assert_eq!(err2.map(|e| e.rebased(shift)), err);
             assert_eq!(d2.ethertype, d.ethertype);
@@ -196,7 +213,13 @@ fn check<'a>(
     if let Some((at, lrh)) = d.lrh() {
         assert_at(frame, lrh.into_inner(), at);
         show(out, &lrh);
-        let _ = (lrh.vl(), lrh.lver(), lrh.sl(), lrh.reserved2(), lrh.reserved5());
+        let _ = (
+            lrh.vl(),
+            lrh.lver(),
+            lrh.sl(),
+            lrh.reserved2(),
+            lrh.reserved5(),
+        );
         if let Some((end, _)) = d.vcrc() {
             assert!(end + 2 <= frame.len());
             assert_eq!(end, at + lrh.pkt_bytes());
@@ -205,7 +228,13 @@ fn check<'a>(
     }
     if let Some(erf) = d.erf() {
         show(out, &erf);
-        let _ = (erf.time_ns(), erf.rlen(), erf.wlen(), erf.lctr(), erf.ext_types().count());
+        let _ = (
+            erf.time_ns(),
+            erf.rlen(),
+            erf.wlen(),
+            erf.lctr(),
+            erf.ext_types().count(),
+        );
         assert!(usize::from(d.link_header_len) <= frame.len());
     }
     if let Some(eth) = d.eth {
@@ -218,7 +247,12 @@ fn check<'a>(
         assert_eq!(repr.ethertype, eth.ethertype());
         assert_eq!(eth.payload().len(), bytes.len() - ethernet::HEADER_LEN);
         for a in [eth.dst_addr(), eth.src_addr()] {
-            let _ = (a.is_multicast(), a.is_broadcast(), a.is_unicast(), a.is_local());
+            let _ = (
+                a.is_multicast(),
+                a.is_broadcast(),
+                a.is_unicast(),
+                a.is_local(),
+            );
             show(out, &a);
         }
         show(out, &eth);
@@ -249,7 +283,12 @@ fn check<'a>(
         assert!(repr.pcp <= 7 && repr.vid.value() <= 0x0FFF);
         assert_eq!(
             (repr.pcp, repr.dei, repr.vid, repr.ethertype),
-            (tag.header.pcp(), tag.header.dei(), tag.header.vid(), tag.header.ethertype())
+            (
+                tag.header.pcp(),
+                tag.header.dei(),
+                tag.header.vid(),
+                tag.header.ethertype()
+            )
         );
         show(out, &tag.header);
         show(out, &repr);
@@ -276,7 +315,13 @@ fn check<'a>(
             assert!(usize::from(p.header_len()) >= ipv4::HEADER_LEN);
             assert!(bytes.len() >= usize::from(p.header_len()));
             assert!(bytes.len() <= usize::from(p.total_len()));
-            let _ = (p.dscp(), p.ecn(), p.ident(), p.reserved_flag(), p.dont_frag());
+            let _ = (
+                p.dscp(),
+                p.ecn(),
+                p.ident(),
+                p.reserved_flag(),
+                p.dont_frag(),
+            );
             let _ = (p.more_frags(), p.frag_offset(), p.hop_limit(), p.checksum());
             let _ = (p.options(), p.payload(), p.verify_checksum());
             show(out, &p.next_header());
@@ -299,7 +344,13 @@ fn check<'a>(
             assert_eq!(p.version(), 6);
             assert!(bytes.len() >= ipv6::HEADER_LEN);
             assert!(bytes.len() <= ipv6::HEADER_LEN + usize::from(p.payload_len()));
-            let _ = (p.traffic_class(), p.dscp(), p.ecn(), p.flow_label(), p.hop_limit());
+            let _ = (
+                p.traffic_class(),
+                p.dscp(),
+                p.ecn(),
+                p.flow_label(),
+                p.hop_limit(),
+            );
             let _ = p.payload();
             show(out, &p.next_header());
             addrs = Some((IpAddr::V6(p.src_addr()), IpAddr::V6(p.dst_addr())));
@@ -355,7 +406,10 @@ fn check<'a>(
 
     // ---- UDP
     if let Some(u) = d.udp {
-        assert!(matches!(d.network, Some(Network::Ipv4(_) | Network::Ipv6(_))));
+        assert!(matches!(
+            d.network,
+            Some(Network::Ipv4(_) | Network::Ipv6(_))
+        ));
         let bytes = u.into_inner();
         assert!(bytes.len() >= udp::HEADER_LEN);
         assert!(bytes.len() <= usize::from(u.len()));
@@ -401,7 +455,13 @@ fn check_roce<'a>(
     assert_eq!(bth_bytes.len(), bth::HEADER_LEN);
     assert_eq!(offset_in(frame, bth_bytes), roce.bth_offset);
     let h = roce.bth;
-    let _ = (h.solicited_event(), h.mig_req(), h.pad_count(), h.tver(), h.pkey());
+    let _ = (
+        h.solicited_event(),
+        h.mig_req(),
+        h.pad_count(),
+        h.tver(),
+        h.pkey(),
+    );
     let _ = (h.fecn(), h.becn(), h.resv6(), h.ack_req(), h.resv7());
     show(out, &h.dest_qp());
     show(out, &h.psn());
@@ -425,7 +485,11 @@ fn check_roce<'a>(
     let _ = (opcode.name(), opcode.is_request(), opcode.is_response());
     if let Some(info) = roce.info {
         assert_eq!(info.opcode, opcode);
-        let _ = (info.header_bytes(), info.position.ends_message(), info.operation.is_atomic());
+        let _ = (
+            info.header_bytes(),
+            info.position.ends_message(),
+            info.operation.is_atomic(),
+        );
         let list = roce.exts.list();
         // the list is the table's, or empty when the length fields left no room
         assert!(list.is_empty() || Some(list) == info.headers);
@@ -453,36 +517,71 @@ fn check_roce<'a>(
             }
         }
     }
-    check_ext(exts.rdeth(), exts.locate(ExtHeader::Rdeth).is_some(), out, |h| {
-        let _ = (h.reserved(), h.ee_context());
-        rdeth::Repr::parse(h).map(|r| r.to_string())
-    });
-    check_ext(exts.deth(), exts.locate(ExtHeader::Deth).is_some(), out, |h| {
-        let _ = (h.qkey(), h.reserved(), h.src_qp());
-        deth::Repr::parse(h).map(|r| r.to_string())
-    });
-    check_ext(exts.xrceth(), exts.locate(ExtHeader::XrcEth).is_some(), out, |h| {
-        let _ = (h.reserved(), h.xrc_srqn());
-        xrceth::Repr::parse(h).map(|r| r.to_string())
-    });
-    check_ext(exts.reth(), exts.locate(ExtHeader::Reth).is_some(), out, |h| {
-        let _ = (h.va(), h.rkey(), h.dma_len());
-        reth::Repr::parse(h).map(|r| r.to_string())
-    });
-    check_ext(exts.atomic_eth(), exts.locate(ExtHeader::AtomicEth).is_some(), out, |h| {
-        let _ = (h.va(), h.rkey(), h.swap_add(), h.compare());
-        atomic_eth::Repr::parse(h).map(|r| r.to_string())
-    });
-    check_ext(exts.aeth(), exts.locate(ExtHeader::Aeth).is_some(), out, |h| {
-        let s = h.syndrome();
-        let kind = s.kind();
-        let _ = (kind.name(), h.msn(), aeth::credits(s.0), aeth::rnr_timer_us(s.0));
-        if let aeth::AethKind::Nak(code) = kind {
-            let _ = (code.name(), code.to_string());
-        }
-        assert!(h.msn() <= aeth::MSN_MAX);
-        aeth::Repr::parse(h).map(|r| format!("{r} {s}"))
-    });
+    check_ext(
+        exts.rdeth(),
+        exts.locate(ExtHeader::Rdeth).is_some(),
+        out,
+        |h| {
+            let _ = (h.reserved(), h.ee_context());
+            rdeth::Repr::parse(h).map(|r| r.to_string())
+        },
+    );
+    check_ext(
+        exts.deth(),
+        exts.locate(ExtHeader::Deth).is_some(),
+        out,
+        |h| {
+            let _ = (h.qkey(), h.reserved(), h.src_qp());
+            deth::Repr::parse(h).map(|r| r.to_string())
+        },
+    );
+    check_ext(
+        exts.xrceth(),
+        exts.locate(ExtHeader::XrcEth).is_some(),
+        out,
+        |h| {
+            let _ = (h.reserved(), h.xrc_srqn());
+            xrceth::Repr::parse(h).map(|r| r.to_string())
+        },
+    );
+    check_ext(
+        exts.reth(),
+        exts.locate(ExtHeader::Reth).is_some(),
+        out,
+        |h| {
+            let _ = (h.va(), h.rkey(), h.dma_len());
+            reth::Repr::parse(h).map(|r| r.to_string())
+        },
+    );
+    check_ext(
+        exts.atomic_eth(),
+        exts.locate(ExtHeader::AtomicEth).is_some(),
+        out,
+        |h| {
+            let _ = (h.va(), h.rkey(), h.swap_add(), h.compare());
+            atomic_eth::Repr::parse(h).map(|r| r.to_string())
+        },
+    );
+    check_ext(
+        exts.aeth(),
+        exts.locate(ExtHeader::Aeth).is_some(),
+        out,
+        |h| {
+            let s = h.syndrome();
+            let kind = s.kind();
+            let _ = (
+                kind.name(),
+                h.msn(),
+                aeth::credits(s.0),
+                aeth::rnr_timer_us(s.0),
+            );
+            if let aeth::AethKind::Nak(code) = kind {
+                let _ = (code.name(), code.to_string());
+            }
+            assert!(h.msn() <= aeth::MSN_MAX);
+            aeth::Repr::parse(h).map(|r| format!("{r} {s}"))
+        },
+    );
     check_ext(
         exts.atomic_ack_eth(),
         exts.locate(ExtHeader::AtomicAckEth).is_some(),
@@ -492,22 +591,42 @@ fn check_roce<'a>(
             atomic_ack_eth::Repr::parse(h).map(|r| r.to_string())
         },
     );
-    check_ext(exts.immdt(), exts.locate(ExtHeader::ImmDt).is_some(), out, |h| {
-        let _ = h.imm_data();
-        immdt::Repr::parse(h).map(|r| r.to_string())
-    });
-    check_ext(exts.ieth(), exts.locate(ExtHeader::Ieth).is_some(), out, |h| {
-        let _ = h.rkey();
-        ieth::Repr::parse(h).map(|r| r.to_string())
-    });
-    check_ext(exts.feth(), exts.locate(ExtHeader::Feth).is_some(), out, |h| {
-        let _ = (h.placement_type(), h.selectivity_level(), h.reserved());
-        feth::Repr::parse(h).map(|r| r.to_string())
-    });
-    check_ext(exts.cnp(), exts.locate(ExtHeader::CnpPad).is_some(), out, |h| {
-        let _ = (h.reserved(), h.is_zero());
-        cnp::Repr::parse(h).map(|r| r.to_string())
-    });
+    check_ext(
+        exts.immdt(),
+        exts.locate(ExtHeader::ImmDt).is_some(),
+        out,
+        |h| {
+            let _ = h.imm_data();
+            immdt::Repr::parse(h).map(|r| r.to_string())
+        },
+    );
+    check_ext(
+        exts.ieth(),
+        exts.locate(ExtHeader::Ieth).is_some(),
+        out,
+        |h| {
+            let _ = h.rkey();
+            ieth::Repr::parse(h).map(|r| r.to_string())
+        },
+    );
+    check_ext(
+        exts.feth(),
+        exts.locate(ExtHeader::Feth).is_some(),
+        out,
+        |h| {
+            let _ = (h.placement_type(), h.selectivity_level(), h.reserved());
+            feth::Repr::parse(h).map(|r| r.to_string())
+        },
+    );
+    check_ext(
+        exts.cnp(),
+        exts.locate(ExtHeader::CnpPad).is_some(),
+        out,
+        |h| {
+            let _ = (h.reserved(), h.is_zero());
+            cnp::Repr::parse(h).map(|r| r.to_string())
+        },
+    );
 
     // payload, pad, ICRC: captured bytes, never more than the length fields say
     assert!(roce.payload.len() <= roce.payload_len);
@@ -547,9 +666,7 @@ fn check_roce<'a>(
     }
 
     // CM: exactly the MAD of a UD SEND to QP1 whose extension headers were captured
-    let is_gsi_send = roce
-        .info
-        .is_some_and(|i| i.operation == Operation::Send)
+    let is_gsi_send = roce.info.is_some_and(|i| i.operation == Operation::Send)
         && h.dest_qp() == Qpn::GSI
         && all_there;
     let want = if is_gsi_send {

@@ -44,12 +44,21 @@ enum Tunnel {
         truncated: bool,
         bso: u8,
     },
-    Vxlan { vni: u32 },
-    Geneve { vni: u32, options: Vec<(u16, u8, u8)> },
+    Vxlan {
+        vni: u32,
+    },
+    Geneve {
+        vni: u32,
+        options: Vec<(u16, u8, u8)>,
+    },
     /// Ethernet + MPLS labels, then the IP packet (the inner Ethernet header is dropped).
-    Mpls { labels: Vec<u32> },
+    Mpls {
+        labels: Vec<u32>,
+    },
     /// IPv4 (protocol 4) or IPv6 (41) around the IP packet.
-    IpInIp { v6: bool },
+    IpInIp {
+        v6: bool,
+    },
 }
 
 #[derive(Debug, Arbitrary)]
@@ -88,7 +97,9 @@ fn eth(ethertype: u16) -> Vec<u8> {
 
 fn ipv4(proto: u8, payload: usize) -> Vec<u8> {
     let total = u16::try_from((20 + payload).min(65535)).unwrap();
-    let mut h = vec![0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, proto, 0, 0, 192, 0, 2, 1, 192, 0, 2, 2];
+    let mut h = vec![
+        0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, proto, 0, 0, 192, 0, 2, 1, 192, 0, 2, 2,
+    ];
     h[2..4].copy_from_slice(&total.to_be_bytes());
     h
 }
@@ -255,7 +266,11 @@ struct Walk {
 
 impl Walk {
     fn range(&self, r: &Range<usize>) {
-        assert!(r.start <= r.end && r.end <= self.len, "{r:?} past {}", self.len);
+        assert!(
+            r.start <= r.end && r.end <= self.len,
+            "{r:?} past {}",
+            self.len
+        );
     }
 }
 

@@ -54,7 +54,11 @@ struct Walk {
 
 impl Visitor for Walk {
     fn begin(&mut self, _: &'static str, _: &'static str, r: core::ops::Range<usize>) {
-        assert!(r.start <= r.end && r.end <= self.len, "{r:?} past {}", self.len);
+        assert!(
+            r.start <= r.end && r.end <= self.len,
+            "{r:?} past {}",
+            self.len
+        );
         self.depth += 1;
     }
     fn end(&mut self) {
@@ -62,15 +66,29 @@ impl Visitor for Walk {
         assert!(self.depth >= 0);
     }
     fn begin_list(&mut self, _: &'static str, _: &'static str, r: core::ops::Range<usize>) {
-        assert!(r.start <= r.end && r.end <= self.len, "{r:?} past {}", self.len);
+        assert!(
+            r.start <= r.end && r.end <= self.len,
+            "{r:?} past {}",
+            self.len
+        );
         self.depth += 1;
     }
     fn end_list(&mut self) {
         self.depth -= 1;
         assert!(self.depth >= 0);
     }
-    fn field(&mut self, _: &'static str, _: &'static str, _: Value<'_>, r: core::ops::Range<usize>) {
-        assert!(r.start <= r.end && r.end <= self.len, "{r:?} past {}", self.len);
+    fn field(
+        &mut self,
+        _: &'static str,
+        _: &'static str,
+        _: Value<'_>,
+        r: core::ops::Range<usize>,
+    ) {
+        assert!(
+            r.start <= r.end && r.end <= self.len,
+            "{r:?} past {}",
+            self.len
+        );
     }
 }
 
@@ -164,7 +182,11 @@ fuzz_target!(|input: Input| {
         let _ = e.to_string();
     }
     let erf_header = d.erf().expect("a whole ERF header is always read");
-    let _ = (erf_header.rlen(), erf_header.wlen(), erf_header.ext_types().count());
+    let _ = (
+        erf_header.rlen(),
+        erf_header.wlen(),
+        erf_header.ext_types().count(),
+    );
     assert!(usize::from(d.link_header_len) <= rec.len());
     walk(&rec, &d);
     let _ = d.vcrc_status();

@@ -22,7 +22,11 @@ struct Walk {
 
 impl Visitor for Walk {
     fn begin(&mut self, key: &'static str, _: &'static str, r: core::ops::Range<usize>) {
-        assert!(r.start <= r.end && r.end <= self.len, "{r:?} past {}", self.len);
+        assert!(
+            r.start <= r.end && r.end <= self.len,
+            "{r:?} past {}",
+            self.len
+        );
         self.in_mad = key == "mad";
         self.depth += 1;
     }
@@ -38,8 +42,18 @@ impl Visitor for Walk {
     fn end_list(&mut self) {
         self.depth -= 1;
     }
-    fn field(&mut self, _: &'static str, _: &'static str, _: Value<'_>, r: core::ops::Range<usize>) {
-        assert!(r.start <= r.end && r.end <= self.len, "{r:?} past {}", self.len);
+    fn field(
+        &mut self,
+        _: &'static str,
+        _: &'static str,
+        _: Value<'_>,
+        r: core::ops::Range<usize>,
+    ) {
+        assert!(
+            r.start <= r.end && r.end <= self.len,
+            "{r:?} past {}",
+            self.len
+        );
         if self.in_mad {
             self.mad_fields += 1;
         }
@@ -79,7 +93,10 @@ fn check(frame: &[u8], start: Start, payload: &[u8]) {
         let m = m.expect("a whole MAD header");
         assert_eq!(m.mgmt_class(), payload[1]);
         assert_eq!(m.method_byte(), payload[3]);
-        assert_eq!(m.attribute_id(), u16::from_be_bytes([payload[16], payload[17]]));
+        assert_eq!(
+            m.attribute_id(),
+            u16::from_be_bytes([payload[16], payload[17]])
+        );
         assert!(!m.class_name().is_empty());
         assert!(!mad::method_name(m.method_byte()).is_empty());
         let _ = mad::attribute_name(m.mgmt_class(), m.attribute_id());
@@ -104,7 +121,9 @@ fuzz_target!(|data: &[u8]| {
     let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
     let udp_len = 8 + 12 + 8 + payload.len() + 4;
     let total = u16::try_from(20 + udp_len).unwrap();
-    f.extend_from_slice(&[0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+    f.extend_from_slice(&[
+        0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+    ]);
     f[16..18].copy_from_slice(&total.to_be_bytes());
     f.extend_from_slice(&[0xC0, 0, 0x12, 0xB7]);
     f.extend_from_slice(&u16::try_from(udp_len).unwrap().to_be_bytes());

@@ -13,8 +13,8 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use rocescope::replay::engine::{Engine, EngineConfig};
 use rocescope::replay::IcrcMode;
+use rocescope::replay::engine::{Engine, EngineConfig};
 use rocescope::replay::event::{Icrc, PacketEvent};
 use rocescope_dissectors::ib::aeth::Syndrome;
 use rocescope_dissectors::{Opcode, Psn};
@@ -104,7 +104,10 @@ fuzz_target!(|input: Input| {
         ev.time_ns = time;
         ev.ack_req = op.ack_req;
         let info = ev.info;
-        if info.is_some_and(|i| i.headers.is_some_and(|h| h.contains(&rocescope_dissectors::ExtHeader::Aeth))) {
+        if info.is_some_and(|i| {
+            i.headers
+                .is_some_and(|h| h.contains(&rocescope_dissectors::ExtHeader::Aeth))
+        }) {
             ev.aeth = Some((Syndrome(op.syndrome), u32::from(op.msn)));
         }
         ev.dmalen = op.dmalen;
@@ -113,7 +116,10 @@ fuzz_target!(|input: Input| {
         ev.icrc = if op.icrc_unverifiable {
             Icrc::NotVerifiable
         } else if op.icrc_bad {
-            Icrc::Invalid { expected: 1, found: 2 }
+            Icrc::Invalid {
+                expected: 1,
+                found: 2,
+            }
         } else {
             Icrc::Valid
         };
@@ -132,10 +138,17 @@ fuzz_target!(|input: Input| {
     for flow in &report.flows {
         let c = &flow.psn.counters;
         assert!(c.unrecovered <= c.lost, "{c:?}");
-        assert!(c.out_of_order + c.duplicates <= fed + c.retransmissions, "{c:?}");
+        assert!(
+            c.out_of_order + c.duplicates <= fed + c.retransmissions,
+            "{c:?}"
+        );
         assert!(flow.frames <= fed);
         // every finding rests on a packet fed: at most one per packet and kind
-        assert!(flow.conformance.total() <= 6 * fed, "{:?}", flow.conformance);
+        assert!(
+            flow.conformance.total() <= 6 * fed,
+            "{:?}",
+            flow.conformance
+        );
         assert!(flow.conformance.response_after_fatal_nak <= 1);
         assert!(c.implied_timeouts <= c.retransmissions, "{c:?}");
         if let Some(t) = flow.psn.timings() {
@@ -146,7 +159,11 @@ fuzz_target!(|input: Input| {
             assert!(t.nak_generation.samples() <= c.psn_gaps, "{c:?}");
         }
     }
-    let not_captured: u64 = report.flows.iter().map(|f| f.psn.counters.not_captured).sum();
+    let not_captured: u64 = report
+        .flows
+        .iter()
+        .map(|f| f.psn.counters.not_captured)
+        .sum();
     let events = report
         .events
         .iter()

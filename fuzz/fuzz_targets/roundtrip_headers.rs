@@ -217,7 +217,12 @@ fn repr_roundtrip(repr: AnyRepr) {
             let _ = (r.is_rocev2(), r.to_string());
             r.payload_len = r.payload_len.min(udp::Repr::MAX_PAYLOAD_LEN);
             let mut buf = vec![0xA5u8; r.buffer_len()];
-            r.emit(&mut udp::Packet::new_unchecked(&mut buf[..]), &src, &dst, mode);
+            r.emit(
+                &mut udp::Packet::new_unchecked(&mut buf[..]),
+                &src,
+                &dst,
+                mode,
+            );
             let packet = udp::Packet::new_checked(&buf[..]).expect("emitted UDP checks");
             assert!(packet.verify_checksum(&src, &dst) || !mode.fill());
             assert_eq!(udp::Repr::parse(&packet), Ok(r));
@@ -323,7 +328,10 @@ fn bytes_roundtrip(kind: Kind, bytes: [u8; 64]) {
             buf.resize(usize::from(total), 0);
             let repr = ipv4::Repr::parse(&ipv4::Packet::new_unchecked(&buf[..])).expect("parses");
             let mut out = [0xA5u8; ipv4::HEADER_LEN];
-            repr.emit(&mut ipv4::Packet::new_unchecked(&mut out[..]), ChecksumMode::Both);
+            repr.emit(
+                &mut ipv4::Packet::new_unchecked(&mut out[..]),
+                ChecksumMode::Both,
+            );
             assert_eq!(out, b);
         }
         Kind::Ipv6 => {
@@ -331,7 +339,10 @@ fn bytes_roundtrip(kind: Kind, bytes: [u8; 64]) {
             b.copy_from_slice(&bytes[..ipv6::HEADER_LEN]);
             b[0] = 0x60 | (b[0] & 0x0F); // version 6
             let mut buf = b.to_vec();
-            buf.resize(ipv6::HEADER_LEN + usize::from(u16::from_be_bytes([b[4], b[5]])), 0);
+            buf.resize(
+                ipv6::HEADER_LEN + usize::from(u16::from_be_bytes([b[4], b[5]])),
+                0,
+            );
             let repr = ipv6::Repr::parse(&ipv6::Packet::new_unchecked(&buf[..])).expect("parses");
             let mut out = [0xA5u8; ipv6::HEADER_LEN];
             repr.emit(&mut ipv6::Packet::new_unchecked(&mut out[..]));
@@ -358,7 +369,10 @@ fn bytes_roundtrip(kind: Kind, bytes: [u8; 64]) {
             b.copy_from_slice(&bytes[..grh::HEADER_LEN]);
             b[0] = 0x60 | (b[0] & 0x0F); // IPVer 6
             let mut buf = b.to_vec();
-            buf.resize(grh::HEADER_LEN + usize::from(u16::from_be_bytes([b[4], b[5]])), 0);
+            buf.resize(
+                grh::HEADER_LEN + usize::from(u16::from_be_bytes([b[4], b[5]])),
+                0,
+            );
             let repr = grh::Repr::parse(&grh::Packet::new_unchecked(&buf[..])).expect("parses");
             let mut out = [0xA5u8; grh::HEADER_LEN];
             repr.emit(&mut grh::Packet::new_unchecked(&mut out[..]));

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Run every fuzz target for its share of SECONDS, seeding the corpora first, and print a
+# summary table (target, runs, corpus size, crashes) at the end.
+#
+#   fuzz/run-all.sh SECONDS            # e.g. 8400: 14 targets x 10 minutes
+#   JOBS=2 fuzz/run-all.sh SECONDS     # two targets at a time (SECONDS is still the CPU budget)
+#   SANITIZER=address fuzz/run-all.sh SECONDS
+#
+# Seeds: ../shared/captures/real/ and captures/ (frames for the frame targets, whole or cut
+# captures for the capture targets), generator/scenarios/ (the scenario target), the display
+# filters of the test suite's examples (the filter target). Corpora and artifacts are
+# git-ignored (the real captures are not ours to ship).
+#
+# The sanitizer is off by default: the targets hold no unsafe code, and without AddressSanitizer
+# libFuzzer runs about five times more inputs in the same time (fuzz/README.md). A crash is
+# saved under artifacts/TARGET/ and counted; it becomes a regression test before it is fixed.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+total="${1:?usage: fuzz/run-all.sh SECONDS}"
+jobs="${JOBS:-1}"
+sanitizer="${SANITIZER:-none}"
+cd "$here"
+
+targets=$(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^rocescope')
+n=$(echo "$targets" | wc -l)
+share=$((total / n))
+[ "$share" -ge 1 ] || { echo "run-all: $total s is less than a second per target" >&2; exit 2; }
+
+# --- seeds -------------------------------------------------------------------------------
+real="$root/../shared/captures/real"
+dirs=("$root/captures")
+[ -d "$real" ] && dirs+=("$real")
+./seed.sh "${dirs[@]}" >/dev/null
+python3 - "$here/corpus" "$root/generator/scenarios" "${dirs[@]}" <<'PY'
+import hashlib, os, sys
+
+out, scenarios, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
+CUT = 16 << 10  # a capture's first bytes: records are cut there, as a truncated file
+
+
+def put(target, blob):
+    os.makedirs(os.path.join(out, target), exist_ok=True)
+    with open(os.path.join(out, target, hashlib.sha1(blob).hexdigest()), "wb") as f:
+        f.write(blob)
+
+
+for d in dirs:
+    for name in sorted(os.listdir(d)):
+        if not name.endswith((".pcap", ".pcapng")):
+            continue
+        with open(os.path.join(d, name), "rb") as f:
+            data = f.read(CUT)
+        for target in ("capture_bytes", "replay_captures"):
+            put(target, data)
+for name in sorted(os.listdir(scenarios)):
+    if name.endswith(".toml"):
+        with open(os.path.join(scenarios, name), "rb") as f:
+            put("scenario_toml", f.read())
+for text in [
+    "roce && bth.psn > 10",
+    "infiniband.bth.opcode == RC_ACKNOWLEDGE || nak",
+    "ip.src == 10.0.0.0/8 and not (udp.dstport in {4791 4792})",
+    "vlan.pcp == 3 && pfc",
+    "icrc.valid == false",
+    "qp == 0x11 && psn >= 0xfffff0",
+    'aeth.kind == "rnr_nak"',
+    "erspan.spanid == 7 || vxlan.vni == 100 || mpls.label",
+    "loss || retrans",
+    "!malformed && frame.len > 1000",
+]:
+    put("filter_text", text.encode())
+PY
+
+# --- runs --------------------------------------------------------------------------------
+cargo +nightly fuzz build -s "$sanitizer" >/dev/null 2>&1 || cargo +nightly fuzz build -s "$sanitizer"
+logs="$here/target/run-all"
+mkdir -p "$logs"
+
+run_one() {
+    local t="$1"
+    mkdir -p "corpus/$t" "artifacts/$t"
+    ls "artifacts/$t" | sort >"$logs/$t.before"
+    local max_len=4096
+    case "$t" in capture_bytes | replay_captures | scenario_toml) max_len=65536 ;; esac
+    # -fork keeps going past a crash (each one still saved) instead of stopping the share
+    cargo +nightly fuzz run -s "$sanitizer" "$t" "corpus/$t" -- \
+        -max_total_time="$share" -max_len="$max_len" -print_final_stats=1 \
+        -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+        >"$logs/$t.log" 2>&1 || true
+}
+
+echo "run-all: $n targets x ${share} s, $jobs at a time, sanitizer $sanitizer"
+running=0
+for t in $targets; do
+    run_one "$t" &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n
+        running=$((running - 1))
+    fi
+done
+wait
+
+# --- summary -----------------------------------------------------------------------------
+printf '\n| %-18s | %12s | %8s | %7s |\n' target runs corpus crashes
+printf '|%s|%s|%s|%s|\n' -------------------- -------------- ---------- ---------
+failed=0
+for t in $targets; do
+    # -fork prints its running total as "#N ... exec/s"; the last such line is the total
+    runs=$(grep -Eo '^#[0-9]+' "$logs/$t.log" | tail -1 | tr -d '#')
+    corpus=$(find "corpus/$t" -type f | wc -l)
+    crashes=$(comm -13 "$logs/$t.before" <(ls "artifacts/$t" | sort) | grep -cE '^(crash|timeout|oom|leak)-' || true)
+    [ "$crashes" -eq 0 ] || failed=1
+    printf '| %-18s | %12s | %8s | %7s |\n' "$t" "${runs:-?}" "$corpus" "$crashes"
+done
+echo
+echo "logs: $logs/TARGET.log; crashes: artifacts/TARGET/"
+exit "$failed"
