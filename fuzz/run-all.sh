@@ -73,7 +73,10 @@ for text in [
 PY
 
 # --- runs --------------------------------------------------------------------------------
+# Built once, then run straight from the binaries: edits to the sources during a long run
+# do not rebuild (or break) the targets still to come.
 cargo +nightly fuzz build -s "$sanitizer" >/dev/null 2>&1 || cargo +nightly fuzz build -s "$sanitizer"
+bins="$here/target/$(rustc -vV | sed -n 's/^host: //p')/release"
 logs="$here/target/run-all"
 mkdir -p "$logs"
 
@@ -84,7 +87,7 @@ run_one() {
     local max_len=4096
     case "$t" in capture_bytes | replay_captures | scenario_toml) max_len=65536 ;; esac
     # -fork keeps going past a crash (each one still saved) instead of stopping the share
-    cargo +nightly fuzz run -s "$sanitizer" "$t" "corpus/$t" -- \
+    "$bins/$t" "corpus/$t" -artifact_prefix="artifacts/$t/" \
         -max_total_time="$share" -max_len="$max_len" -print_final_stats=1 \
         -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
         >"$logs/$t.log" 2>&1 || true
