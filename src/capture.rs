@@ -248,7 +248,8 @@ impl CaptureReader {
             }
             Ok(None) => {
                 self.done = true;
-                None
+                // Cut at a record boundary, a shrunk file would end as if complete.
+                self.shrunk().map(Err)
             }
             Err(e) => {
                 self.done = true;
@@ -260,10 +261,14 @@ impl CaptureReader {
 }
 
 impl CaptureReader {
-    /// After a read error: a file now shorter than when it was opened (rotated or truncated
-    /// under the reader) is the cause worth naming.
+    /// At the end of the input or after a read error, before all the bytes the file had when it
+    /// was opened were read: a file now shorter (truncated or rotated under the reader) is the
+    /// cause worth naming. (One `stat`, once per file.)
     fn shrunk(&self) -> Option<CaptureError> {
         let was = self.size?;
+        if self.input.offset() >= was {
+            return None; // all of it was read (a file that grew is fine)
+        }
         let now = std::fs::metadata(&self.path).ok()?.len();
         (now < was).then(|| CaptureError::Shrunk {
             path: self.path.clone(),

@@ -56,15 +56,18 @@ pub fn run(cfg: InspectConfig) -> anyhow::Result<()> {
 /// the capture (opened as `dissect` opens it, and a regular file, since the inspector reads
 /// frames at random), and a terminal on both standard input and output.
 fn check_before_taking_the_screen(cfg: &InspectConfig) -> anyhow::Result<()> {
-    CaptureReader::open(&cfg.capture)?;
-    let meta = std::fs::metadata(&cfg.capture)
-        .with_context(|| format!("{}: cannot read", cfg.capture.display()))?;
-    if !meta.is_file() {
+    let path = &cfg.capture;
+    // Looked at before opening: opening a FIFO would wait for a writer, and reading it (or
+    // standard input) would consume what the inspector then could not read again.
+    let not_regular = path.as_os_str() == "-"
+        || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    if not_regular {
         bail!(
             "{}: not a regular file (the inspector reads frames at random; `rocescope dissect` reads pipes and devices)",
-            cfg.capture.display()
+            path.display()
         );
     }
+    CaptureReader::open(path)?;
     if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
         bail!(
             "inspect needs a terminal on standard input and output (for plain output use `rocescope dissect` or `rocescope analyze`)"

@@ -1099,3 +1099,52 @@ fn every_real_capture_reads_like_tshark() {
         assert_eq!(ours(p), tshark_frames(p), "{}", p.display());
     }
 }
+
+/// Found by the `capture_blocks` fuzz target: a section header whose comment is not UTF-8
+/// made the whole file unreadable ("malformed pcapng section header: UTF8 error"). Strings in
+/// options the reader does not need are skipped unread, in every block.
+#[test]
+fn pcapng_options_that_are_not_utf8_are_skipped() {
+    let mut ng = Ng {
+        big: false,
+        out: Vec::new(),
+    };
+    let opt = |ng: &Ng, code: u16, value: &[u8]| {
+        let mut o = Vec::new();
+        o.extend(ng.u16(code));
+        o.extend(ng.u16(u16::try_from(value.len()).unwrap()));
+        o.extend_from_slice(value);
+        while o.len() % 4 != 0 {
+            o.push(0);
+        }
+        o
+    };
+    let latin1 = b"caf\xe9 \xff\xfe";
+    // SHB with an opt_comment (1) and a shb_hardware (2) in Latin-1
+    let mut shb = Vec::new();
+    shb.extend(ng.u32(0x1A2B_3C4D));
+    shb.extend(ng.u16(1));
+    shb.extend(ng.u16(0));
+    shb.extend([0xFF; 8]);
+    shb.extend(opt(&ng, 1, latin1));
+    shb.extend(opt(&ng, 2, latin1));
+    shb.extend(opt(&ng, 0, b""));
+    ng.block(0x0A0D_0D0A, shb);
+    // IDB with an if_name (2) in Latin-1 and if_tsresol 9 after it
+    let mut idb = Vec::new();
+    idb.extend(ng.u16(1));
+    idb.extend(ng.u16(0));
+    idb.extend(ng.u32(0));
+    idb.extend(opt(&ng, 2, latin1));
+    idb.extend(opt(&ng, 9, &[9]));
+    idb.extend(opt(&ng, 0, b""));
+    ng.block(1, idb);
+    let frame = frame_bytes(7, 60);
+    ng.epb(0, 1_700_000_000_123_456_789, &frame, 60);
+    let (frames, err) = read_all(reader_from("latin1.pcapng", ng.bytes()).unwrap());
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(frames.len(), 1);
+    assert_eq!(frames[0].data, frame);
+    // if_tsresol after the Latin-1 option was still read: nanosecond ticks
+    assert_eq!(frames[0].time_ns, 1_700_000_000_123_456_789);
+}

@@ -125,3 +125,32 @@ fn no_panic_on_garbage() {
         let _ = Scenario::from_toml(text, "g.toml");
     }
 }
+
+/// Found by the `scenario_toml` fuzz target: a line with an empty key (`= 1`) gave an error
+/// whose key part was empty (`bad.toml:1: : …`); the first was the one-byte file `[`.
+#[test]
+fn an_empty_key_still_names_a_key() {
+    for text in [
+        "[",
+        "[[",
+        "[link.]\n",
+        "= 1\n",
+        "[link]\n= 1\n",
+        "[[host]]\nname = \"a\"\n =\n",
+    ] {
+        let e = err(text);
+        assert!(!e.contains(": : "), "{e}");
+        let key = e.split(": ").nth(1).unwrap_or_default();
+        assert!(!key.is_empty(), "{e}");
+    }
+    assert!(
+        err("[link]\n= 1\n").starts_with("bad.toml:2: link: "),
+        "{}",
+        err("[link]\n= 1\n")
+    );
+    assert!(
+        err("= 1\n").starts_with("bad.toml:1: (top level): "),
+        "{}",
+        err("= 1\n")
+    );
+}
