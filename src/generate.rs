@@ -1,5 +1,9 @@
 //! `rocescope generate`: scenario file → generator → capture file (+ truth JSON).
 
+// Indexing cannot panic here: `out.len` is the length the generator wrote into `scratch` (at most
+// its size).
+#![allow(clippy::indexing_slicing)]
+
 use std::fs;
 use std::io::{self, Write};
 use std::path::Path;

@@ -13,6 +13,18 @@
 //! - [`frame`]: the per-frame layer every command shares (view, problem, summary line);
 //! - [`cli`] (clap, flags only) → [`config`] (validated configs) and [`units`].
 
+// Input never panics the library: no unwrap, expect or panic outside tests, and an index that
+// could fail only in a module that says, at its top, why it cannot.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 pub mod ahead;
 pub mod analyze;
 pub mod capture;

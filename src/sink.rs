@@ -5,6 +5,10 @@
 //! the frame in it: [`FrameSink::frame_buffer`]): no allocation per frame. [`MemorySink`] keeps frames in memory for tests. [`writer_for_path`] picks the format
 //! from the file extension.
 
+// Indexing cannot panic here: the output buffer is indexed at `len`, after `reserve` made room for
+// what is written; `frame_buffer` hands out room it reserved.
+#![allow(clippy::indexing_slicing)]
+
 use std::io::{self, Write};
 use std::path::Path;
 

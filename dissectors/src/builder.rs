@@ -6,6 +6,10 @@
 //! needs the final lengths, addresses and transport bytes), and the UDP
 //! checksum last, because it covers the ICRC bytes.
 
+// Indexing cannot panic here: every header is written at offsets computed from the lengths the
+// builder checked against the buffer first (`BuildError::BufferTooSmall`).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 use core::net::IpAddr;
 

@@ -17,6 +17,10 @@
 //! attribute (so a capture cut short after the interesting fields still
 //! parses); [`CmMessage::emit`] always writes a whole [`MAD_LEN`]-byte MAD.
 
+// Indexing cannot panic here: CM MAD views index constant field ranges inside the 256-byte MAD,
+// whose length `parse_mad` checks first; emitting writes into a buffer of that size.
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 use core::net::Ipv6Addr;
 use core::ops::Range;

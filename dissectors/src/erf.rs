@@ -6,6 +6,11 @@
 //! `rlen = wlen + 22` with a 16 + wlen record), so the packet is bounded by `wlen` and by the
 //! bytes captured, never by `rlen`.
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern); extension headers are read only inside the record's checked length.
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};

@@ -3,6 +3,11 @@
 //! front (a GRH, or, when its first 16 bits are zero, the destination QPN and GID at bytes
 //! 20–39; capture-formats.md §5); on the wire it is the payload of a UD SEND.
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::ops::Range;
 
 use crate::error::{self, Layer, Result};

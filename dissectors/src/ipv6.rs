@@ -4,6 +4,11 @@
 //! it is on the wire, and the payload starts right after the fixed header
 //! (RoCEv2 expects UDP there; protocol.md §11 item 2).
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 use core::net::Ipv6Addr;
 

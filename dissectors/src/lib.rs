@@ -22,6 +22,18 @@
 //!
 //! No I/O happens here; captures, CLI and analysis live in the `rocescope` crate.
 
+// Input never panics the library: no unwrap, expect or panic outside tests, and an index that
+// could fail only in a module that says, at its top, why it cannot.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 pub mod builder;
 pub mod checksum;
 pub mod cm;

@@ -14,6 +14,11 @@
 //! but no accessor reads. Times are in quanta of 512 bit times
 //! ([`quanta_to_ns`]); 0 means XON (resume).
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern); the eight PFC priorities index eight-entry tables.
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};

@@ -4,6 +4,10 @@
 //! [`crate::visit`]; [`TreeWriter`] is the visitor behind `dissect -f verbose`. The walk
 //! allocates nothing.
 
+// Indexing cannot panic here: hex dumps index 16-byte rows cut with `min(len)`; tables are indexed
+// by a nibble.
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 use core::ops::Range;
 

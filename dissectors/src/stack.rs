@@ -5,6 +5,10 @@
 //! bytes that are there, and returns the first problem beside the result.
 //! Both borrow the frame: no copies, no allocation.
 
+// Indexing cannot panic here: every index follows a length check (`new_checked`, `get`) in the same
+// function; `vlan_tags` is indexed below MAX_VLANS.
+#![allow(clippy::indexing_slicing)]
+
 use core::ops::Range;
 
 use crate::cm::{self, CmMessage};

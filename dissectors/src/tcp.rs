@@ -7,6 +7,12 @@
 //! so the payload is whatever follows the header in the buffer the IP length
 //! gave (`stack.rs` clips it).
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern); the option walker indexes only after checking the option's length against
+// the area.
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 use core::net::IpAddr;
 

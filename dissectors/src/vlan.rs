@@ -8,6 +8,11 @@
 //! while the current EtherType [`is_vlan_tpid`](EtherType::is_vlan_tpid),
 //! take one more `Header`.
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};

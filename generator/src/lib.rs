@@ -16,6 +16,18 @@
 //!
 //! The crate does no I/O and never panics on scenario input.
 
+// Input never panics the library: no unwrap, expect or panic outside tests, and an index that
+// could fail only in a module that says, at its top, why it cannot.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
 mod events;
 mod rng;
 pub mod scenario;

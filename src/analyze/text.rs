@@ -3,6 +3,10 @@
 //! more than `--flows N` flows, the N with the most findings, worst first, and a line for the
 //! rest), the PFC table, and the first `--events` events with frame numbers.
 
+// Indexing cannot panic here: flow ids index the replay's flow table they came from; `shown` is at
+// most the number of events.
+#![allow(clippy::indexing_slicing)]
+
 use std::io::{self, Write};
 
 use super::AnalyzeConfig;

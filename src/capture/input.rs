@@ -1,6 +1,9 @@
 //! The capture reader's input: one reusable buffer over any byte stream, read in large chunks,
 //! so that files larger than RAM and pipes read the same way and nothing is allocated per frame.
 
+// Indexing cannot panic here: `pos <= end <= buf.len()` always holds (every method keeps it).
+#![allow(clippy::indexing_slicing)]
+
 use std::io::{self, Read};
 
 /// Size of the read buffer (and the unit of each `read` call on the input).

@@ -1,5 +1,8 @@
 //! Several captures merged by timestamp, as mergecap does.
 
+// Indexing cannot panic here: `readers[0]` only when there is exactly one reader.
+#![allow(clippy::indexing_slicing)]
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 

@@ -4,6 +4,9 @@
 //! padding of SPBs, allocates for options, and refuses a whole file for one comment or interface
 //! name that is not UTF-8; options the reader does not need are skipped unread.)
 
+// Indexing cannot panic here: an eight-byte option value is copied after its length was checked.
+#![allow(clippy::indexing_slicing)]
+
 use std::borrow::Cow;
 use std::path::Path;
 

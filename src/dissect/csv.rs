@@ -18,6 +18,9 @@
 //! | `truncated`, `malformed` | `1` / `0` |
 //! | `info` | the text format's info column |
 
+// Indexing cannot panic here: the string is cut at a position found in it.
+#![allow(clippy::indexing_slicing)]
+
 use std::io::{self, Write};
 
 use rocescope_dissectors::icrc::IcrcStatus;

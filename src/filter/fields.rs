@@ -2,6 +2,9 @@
 //! (`rocescope_dissectors::pretty::visit`). This table only names paths; what a field's value is,
 //! and whether a frame has it, always comes from the visitor.
 
+// Indexing cannot panic here: tables are indexed by positions in the tables they were built from.
+#![allow(clippy::indexing_slicing)]
+
 /// What kind of value a field holds (checked against the literal when a filter compiles).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {

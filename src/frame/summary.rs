@@ -9,6 +9,9 @@
 //! `[TRUNCATED]` / `[MALFORMED]` and any other dissector complaint in brackets. `dissect`'s
 //! text and CSV output and the inspector's frame list all print it.
 
+// Indexing cannot panic here: two-byte slices taken with `get` are indexed at 0 and 1.
+#![allow(clippy::indexing_slicing)]
+
 use std::fmt::{self, Write as _};
 
 use rocescope_dissectors::encap::{erspan, gre, mpls, vxlan};

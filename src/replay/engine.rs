@@ -3,6 +3,10 @@
 //! NAK runs, READ matching and rule 2), CNP attribution, PFC, the conformance checks that need
 //! both flows, the per-file ICRC verdict (§6.5), and the capture-wide counters.
 
+// Indexing cannot panic here: flow ids are positions in `flows`, handed out by `index` when the
+// flow was pushed (flows are never removed); `events[before..]` starts at a length taken earlier.
+#![allow(clippy::indexing_slicing)]
+
 use super::event::Addr;
 use std::collections::HashMap;
 

@@ -1,6 +1,9 @@
 //! ACK latency samples of one request flow (§6.3): the time from a request packet with AckReq
 //! to the first acknowledgement that covers it, summarised in a [`Sketch`].
 
+// Indexing cannot panic here: pending entries are indexed by positions found in them.
+#![allow(clippy::indexing_slicing)]
+
 use std::collections::VecDeque;
 
 use rocescope_dissectors::Psn;

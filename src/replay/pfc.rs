@@ -7,6 +7,10 @@
 //! intervals, clipped at the capture's last frame; a period longer than the storm threshold
 //! is one storm.
 
+// Indexing cannot panic here: the eight priorities index eight-entry arrays (a 3-bit value); rows
+// are indexed by positions found in them.
+#![allow(clippy::indexing_slicing)]
+
 use std::collections::HashMap;
 
 use rocescope_dissectors::mac_control::quanta_to_ns;

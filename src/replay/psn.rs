@@ -16,6 +16,10 @@
 //! decided here, where the request stream is known, and handed out as
 //! [`StepOut::peer_findings`] for the engine to put on the response flow.
 
+// Indexing cannot panic here: the inline range and piece arrays are indexed below their `len`,
+// which never exceeds their capacity (checked where they grow).
+#![allow(clippy::indexing_slicing)]
+
 use rocescope_dissectors::Psn;
 
 use super::finding::{Detail, Finding, Findings, Kind};

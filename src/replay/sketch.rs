@@ -2,6 +2,10 @@
 //! log-linear histogram (relative error below 1 %), so memory does not grow with the frame
 //! count. ACK latency and the recovery timings of interfaces.md §6.7 all use it.
 
+// Indexing cannot panic here: the exact samples are non-empty when `count > 0` and the histogram is
+// unused; the rank is clamped to their length.
+#![allow(clippy::indexing_slicing)]
+
 /// Samples kept exactly before switching to the histogram.
 const EXACT: usize = 1024;
 /// Sub-buckets per power of two in the histogram.

@@ -1,6 +1,10 @@
 //! Drawing only: `render(&App, &mut Frame)`. Nothing here changes the [`App`]; the frame list
 //! reads the rows it shows from the capture file through the index (`&File` reads).
 
+// Indexing cannot panic here: hex rows are cut with `min(len)`; tree nodes are indexed by positions
+// the tree handed out.
+#![allow(clippy::indexing_slicing)]
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};

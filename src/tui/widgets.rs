@@ -1,5 +1,9 @@
 //! The PSN-over-time chart of one flow and the PFC pause timeline per priority.
 
+// Indexing cannot panic here: chart cells and points are indexed by positions clamped to the
+// widget's area and the series' length.
+#![allow(clippy::indexing_slicing)]
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};

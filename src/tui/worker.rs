@@ -6,6 +6,10 @@
 //! `analyze` ([`crate::replay::run`]); the PSN chart is an observer of it. Every worker stops
 //! when its stop flag is set (a new filter, or the app going away).
 
+// Indexing cannot panic here: the eight priorities index eight-entry arrays; spans and PSN series
+// are indexed by positions pushed into them.
+#![allow(clippy::indexing_slicing)]
+
 use std::net::IpAddr;
 use std::ops::ControlFlow;
 use std::path::PathBuf;

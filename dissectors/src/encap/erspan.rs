@@ -2,6 +2,11 @@
 //! bytes, Type III 12 plus an optional 8-byte platform subheader. The mirrored frame follows
 //! (Ethernet without FCS; a Type III frame type other than Ethernet is kept as data).
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, Result};

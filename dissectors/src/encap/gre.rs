@@ -2,6 +2,12 @@
 //! and version word, the protocol type, then the optional checksum/offset, key and sequence
 //! words in that order.
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern); the optional words are read only when the flags and the checked length
+// include them.
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, Result};

@@ -1,6 +1,11 @@
 //! MPLS label stacks (EtherType 0x8847/0x8848; capture-formats.md §4.6): 4-byte entries
 //! until the bottom-of-stack bit, then IPv4 or IPv6 by the first nibble.
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use crate::error::{self, Layer, Result, WireError};
 use crate::visit::{Value, Visitor};
 

@@ -3,6 +3,11 @@
 //! Follows the AETH in an ATOMIC_ACKNOWLEDGE and carries the remote value as it
 //! was before the atomic operation.
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};

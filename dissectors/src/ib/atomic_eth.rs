@@ -5,6 +5,11 @@
 //! value is in `swap_add` and the compare value in `compare`; for FETCH_ADD the
 //! add value is in `swap_add` and `compare` is unused.
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};

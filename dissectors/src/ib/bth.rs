@@ -4,6 +4,11 @@
 //! the `Header<T>` view, accessors, setters, the owned `Repr`, the nom
 //! adapter, `Display`, tests.
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};

@@ -8,6 +8,11 @@
 //! 5–7 a per-session constant), and which is right is unconfirmed, so the raw 8 bytes are
 //! always kept and shown too (`dc.raw`).
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, Result};

@@ -3,6 +3,11 @@
 //! Carried by every UD packet (after the BTH) and every RD request (after the
 //! RDETH). The 24-bit source QP is a [`Qpn`].
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};

@@ -5,6 +5,11 @@
 //! 0xF), selectivity level in bits 5..4 (`FETH_SEL_MASK` 0x30), every other bit
 //! reserved. Comes before the RETH in a FLUSH request.
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};

@@ -5,6 +5,11 @@
 //! `u32` value, so `0x12 0x34 0xab 0xcd` on the wire is `0x1234abcd`, and
 //! writes it back the same way; the wire bytes round-trip unchanged.
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};

@@ -5,6 +5,11 @@
 //! PktLen counts 4-byte words from the first LRH byte through the ICRC (the VCRC after it is
 //! not counted: `PktLen × 4 + 2` is the packet, checked on 170 real frames).
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};

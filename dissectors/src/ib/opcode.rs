@@ -4,6 +4,10 @@
 //! Everything that needs to know what an opcode carries asks this table;
 //! nowhere else matches on opcode values.
 
+// Indexing cannot panic here: the opcode tables have 256 rows (indexed by a byte) or are indexed by
+// positions the compile-time table built.
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 /// An 8-bit BTH opcode. Open newtype: vendor and reserved values are kept.

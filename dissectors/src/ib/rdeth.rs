@@ -3,6 +3,11 @@
 //! First extension header of every RD packet. The 24-bit EE-Context is kept as
 //! a `u32` in 0..=0x00FF_FFFF (it names an end-to-end context, not a QP).
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};

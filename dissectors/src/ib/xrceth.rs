@@ -4,6 +4,11 @@
 //! a `u32` in 0..=0x00FF_FFFF rather than a [`Qpn`](crate::ib::psn::Qpn): it names
 //! a shared receive queue, not a queue pair.
 
+// Indexing cannot panic here: header views index constant field ranges inside the header, whose
+// length the checked constructor (`new_checked`) verified; `new_unchecked` callers promise the same
+// (smoltcp's pattern).
+#![allow(clippy::indexing_slicing)]
+
 use core::fmt;
 
 use crate::error::{self, Layer, PResult, Result};
