@@ -5,8 +5,12 @@
 //! SIGHUP remove every temporary file still open before the process exits (exit status 128 +
 //! the signal's number, as a shell reports it). A process killed outright (SIGKILL) can leave a
 //! `.NAME.*.partial` file behind, never a half-written `NAME`.
+//!
+//! Only regular files (or names that do not exist yet) are replaced that way: a device, a FIFO
+//! or a terminal (`-o /dev/null`, `-o /dev/stdout`) is written in place, as `File::create`
+//! would, and a symbolic link is followed, so that the file it names is replaced, not the link.
 
-use std::fs::{self, Permissions};
+use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -21,23 +25,47 @@ static CLEANUP: Once = Once::new();
 /// A file written under a temporary name and renamed to its final one by [`AtomicFile::commit`].
 #[derive(Debug)]
 pub struct AtomicFile {
-    /// `None` once committed.
-    tmp: Option<NamedTempFile>,
+    out: Out,
     dest: PathBuf,
 }
 
+#[derive(Debug)]
+enum Out {
+    /// A regular file's temporary stand-in, until renamed.
+    Temp(NamedTempFile),
+    /// A device, FIFO or terminal, written in place.
+    Direct(File),
+    /// Committed.
+    Done,
+}
+
 impl AtomicFile {
-    /// Starts writing `dest`: creates `.NAME.XXXXXX.partial` beside it.
+    /// Starts writing `dest`: creates `.NAME.XXXXXX.partial` beside it (beside the file a
+    /// symbolic link names), or opens a device or FIFO for writing in place.
     ///
     /// # Errors
     /// The directory does not exist or is not writable.
     pub fn create(dest: &Path) -> io::Result<AtomicFile> {
+        // `metadata` follows symbolic links: what matters is what is written to.
+        if let Ok(meta) = fs::metadata(dest)
+            && !meta.is_file()
+        {
+            let file = OpenOptions::new().write(true).truncate(true).open(dest)?;
+            return Ok(AtomicFile {
+                out: Out::Direct(file),
+                dest: dest.to_owned(),
+            });
+        }
         CLEANUP.call_once(remove_pending_on_signal);
-        let dir = match dest.parent() {
+        let target = match fs::symlink_metadata(dest) {
+            Ok(m) if m.file_type().is_symlink() => fs::canonicalize(dest)?,
+            _ => dest.to_owned(),
+        };
+        let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let name = dest
+        let name = target
             .file_name()
             .map_or_else(|| "output".to_owned(), |n| n.to_string_lossy().into_owned());
         let tmp = tempfile::Builder::new()
@@ -48,24 +76,27 @@ impl AtomicFile {
             .tempfile_in(dir)?;
         lock().push(tmp.path().to_owned());
         Ok(AtomicFile {
-            tmp: Some(tmp),
-            dest: dest.to_owned(),
+            out: Out::Temp(tmp),
+            dest: target,
         })
     }
 
-    /// The final name.
+    /// The final name (the file a symbolic link named).
     #[must_use]
     pub fn path(&self) -> &Path {
         &self.dest
     }
 
-    /// Flushes, syncs and renames the file to its final name. Writing afterwards fails.
+    /// Flushes, syncs and renames the file to its final name (a device or FIFO: flushes).
+    /// Writing afterwards fails.
     ///
     /// # Errors
     /// The flush, the sync or the rename fails (the temporary file is removed).
     pub fn commit(&mut self) -> io::Result<()> {
-        let Some(mut tmp) = self.tmp.take() else {
-            return Err(already_committed());
+        let mut tmp = match std::mem::replace(&mut self.out, Out::Done) {
+            Out::Temp(tmp) => tmp,
+            Out::Direct(mut file) => return file.flush(),
+            Out::Done => return Err(already_committed()),
         };
         let tmp_path = tmp.path().to_owned();
         let result = tmp
@@ -81,31 +112,36 @@ impl AtomicFile {
         lock().retain(|p| p != &tmp_path);
         result
     }
+
+    fn writer(&mut self) -> io::Result<&mut dyn Write> {
+        match &mut self.out {
+            Out::Temp(t) => Ok(t),
+            Out::Direct(f) => Ok(f),
+            Out::Done => Err(already_committed()),
+        }
+    }
 }
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.tmp.as_mut().ok_or_else(already_committed)?.write(buf)
+        self.writer()?.write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.tmp
-            .as_mut()
-            .ok_or_else(already_committed)?
-            .write_all(buf)
+        self.writer()?.write_all(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self.tmp.as_mut() {
-            Some(t) => t.flush(),
-            None => Ok(()),
+        match &mut self.out {
+            Out::Done => Ok(()),
+            _ => self.writer()?.flush(),
         }
     }
 }
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if let Some(tmp) = self.tmp.take() {
+        if let Out::Temp(tmp) = std::mem::replace(&mut self.out, Out::Done) {
             let path = tmp.path().to_owned();
             drop(tmp); // removes the file
             lock().retain(|p| p != &path);

@@ -374,3 +374,72 @@ fn inspect_fails_on_a_bad_file_as_dissect_does() {
         assert!(inspect.stdout.is_empty());
     }
 }
+
+#[test]
+fn devices_are_written_in_place_and_links_followed() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = big_scenario(dir.path(), 5);
+    // -o /dev/null: a device is written, never replaced by a renamed file
+    let run = bin()
+        .args(["-q", "generate"])
+        .arg(&scenario)
+        .args(["-o", "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device(),
+        "/dev/null was replaced"
+    );
+    let partial = fs::read_dir("/dev").unwrap().any(|e| {
+        e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".partial")
+    });
+    assert!(!partial, "a temporary file was left in /dev");
+    // -o /dev/stdout: the report goes to standard output
+    let run = bin()
+        .args(["analyze", "-f", "json", "-o", "/dev/stdout"])
+        .arg(demo("mixed.pcap"))
+        .stdout(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    serde_json::from_slice::<serde_json::Value>(&run.stdout).unwrap();
+    // -o LINK: the file the link names is replaced; the link stays a link
+    let real = dir.path().join("real.json");
+    let link = dir.path().join("link.json");
+    fs::write(&real, "old").unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let run = bin()
+        .args(["analyze", "-f", "json", "-o"])
+        .arg(&link)
+        .arg(demo("mixed.pcap"))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    serde_json::from_str::<serde_json::Value>(&fs::read_to_string(&real).unwrap()).unwrap();
+}
