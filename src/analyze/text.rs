@@ -11,7 +11,8 @@ use std::io::{self, Write};
 
 use super::AnalyzeConfig;
 use super::json::mac_text;
-use crate::replay::{Flow, Replay};
+use crate::replay::pfc::PfcRow;
+use crate::replay::{Finding, Flow, Replay};
 use crate::units::{Duration, link_speed_label};
 
 const RED: &str = "\x1b[1;31m";
@@ -50,10 +51,19 @@ fn bad(v: u64) -> Cell {
     }
 }
 
-fn table(out: &mut dyn Write, head: &[&str], rows: &[Vec<Cell>], color: bool) -> io::Result<()> {
+/// A table of one row per item, columns as wide as their widest cell. The rows are made
+/// twice (once to measure, once to write) rather than held: `--flows all` on a capture of
+/// hundreds of thousands of flows would otherwise hold every cell of every row at once.
+fn table<T>(
+    out: &mut dyn Write,
+    head: &[&str],
+    items: &[T],
+    row: impl Fn(&T) -> Vec<Cell>,
+    color: bool,
+) -> io::Result<()> {
     let mut width: Vec<usize> = head.iter().map(|h| h.len()).collect();
-    for row in rows {
-        for (w, c) in width.iter_mut().zip(row) {
+    for item in items {
+        for (w, c) in width.iter_mut().zip(&row(item)) {
             *w = (*w).max(c.text.chars().count());
         }
     }
@@ -69,9 +79,9 @@ fn table(out: &mut dyn Write, head: &[&str], rows: &[Vec<Cell>], color: bool) ->
     } else {
         writeln!(out, "{}", line.trim_end())?;
     }
-    for row in rows {
-        let mut line = String::new();
-        for (i, (c, w)) in row.iter().zip(&width).enumerate() {
+    for item in items {
+        line.clear();
+        for (i, (c, w)) in row(item).iter().zip(&width).enumerate() {
             if i > 0 {
                 line.push_str("  ");
             }
@@ -286,8 +296,7 @@ pub fn write(
             "conf",
             "ack p50/p99",
         ];
-        let rows: Vec<Vec<Cell>> = listed.iter().map(|f| flow_row(f)).collect();
-        table(out, &head, &rows, color)?;
+        table(out, &head, &listed, |f| flow_row(f), color)?;
         let left = replay.flows.len() - listed.len();
         if left > 0 {
             writeln!(
@@ -303,26 +312,22 @@ pub fn write(
         let head = [
             "src_mac", "prio", "pause", "resume", "quanta", "paused", "storms",
         ];
-        let rows: Vec<Vec<Cell>> = replay
-            .pfc
-            .iter()
-            .map(|r| {
-                vec![
-                    cell(mac_text(r.src_mac)),
-                    num(u64::from(r.priority)),
-                    num(r.pause_frames),
-                    num(r.resume_frames),
-                    num(r.quanta_total),
-                    Cell {
-                        text: Duration(r.paused_ns).to_string(),
-                        right: true,
-                        hot: false,
-                    },
-                    bad(r.storms),
-                ]
-            })
-            .collect();
-        table(out, &head, &rows, color)?;
+        let row = |r: &PfcRow| {
+            vec![
+                cell(mac_text(r.src_mac)),
+                num(u64::from(r.priority)),
+                num(r.pause_frames),
+                num(r.resume_frames),
+                num(r.quanta_total),
+                Cell {
+                    text: Duration(r.paused_ns).to_string(),
+                    right: true,
+                    hot: false,
+                },
+                bad(r.storms),
+            ]
+        };
+        table(out, &head, &replay.pfc, row, color)?;
     }
     writeln!(out)?;
     let shown = replay.events.len().min(cfg.events);
@@ -330,27 +335,24 @@ pub fn write(
     if shown > 0 {
         let first = c.first_time_ns.unwrap_or(0);
         let head = ["frame", "time", "kind", "flow", "psn", "detail"];
-        let rows: Vec<Vec<Cell>> = replay.events[..shown]
-            .iter()
-            .map(|e| {
-                let rel = i128::from(e.time_ns) - i128::from(first);
-                let sign = if rel < 0 { "-" } else { "" };
-                let abs = rel.unsigned_abs();
-                vec![
-                    num(e.frame),
-                    Cell {
-                        text: format!("{sign}{}.{:09}", abs / 1_000_000_000, abs % 1_000_000_000),
-                        right: true,
-                        hot: false,
-                    },
-                    cell(e.kind.name()),
-                    cell(e.flow.map_or_else(|| "-".to_string(), |f| f.to_string())),
-                    cell(e.psn.map_or_else(|| "-".to_string(), |p| p.to_string())),
-                    cell(e.detail.to_string()),
-                ]
-            })
-            .collect();
-        table(out, &head, &rows, color)?;
+        let row = |e: &Finding| {
+            let rel = i128::from(e.time_ns) - i128::from(first);
+            let sign = if rel < 0 { "-" } else { "" };
+            let abs = rel.unsigned_abs();
+            vec![
+                num(e.frame),
+                Cell {
+                    text: format!("{sign}{}.{:09}", abs / 1_000_000_000, abs % 1_000_000_000),
+                    right: true,
+                    hot: false,
+                },
+                cell(e.kind.name()),
+                cell(e.flow.map_or_else(|| "-".to_string(), |f| f.to_string())),
+                cell(e.psn.map_or_else(|| "-".to_string(), |p| p.to_string())),
+                cell(e.detail.to_string()),
+            ]
+        };
+        table(out, &head, &replay.events[..shown], row, color)?;
     }
     Ok(())
 }
