@@ -319,6 +319,9 @@ pub(crate) struct TruthEngine {
     judged_later: Vec<(u64, Seen)>,
     /// The frames are native InfiniBand (`ib_frames`, not `roce_frames`).
     native: bool,
+    /// Flows whose request stream started unpaired: the PSN-agreement candidates (paired ones
+    /// are dropped as `pair_by_psn` meets them, so that many QPs cost no quadratic scan).
+    requesters: Vec<usize>,
 }
 
 impl TruthEngine {
@@ -348,6 +351,7 @@ impl TruthEngine {
             icrc: IcrcJudging::Open(0),
             judged_later: Vec::new(),
             native,
+            requesters: Vec::new(),
         }
     }
 
@@ -437,7 +441,11 @@ impl TruthEngine {
             });
             f.stream.rc = !s.is_uc && !s.is_ud && !s.is_dc;
             if !s.is_ud && !s.is_dc {
+                let was_started = f.stream.started;
                 f.request(s);
+                if !was_started && f.stream.started && f.peer.is_none() {
+                    self.requesters.push(s.flow);
+                }
             } else if s.position.ends_message()
                 || matches!(
                     s.operation,
@@ -569,9 +577,12 @@ impl TruthEngine {
             return;
         };
         let mut found = None;
-        for (x, c) in self.flows.iter().enumerate() {
+        let flows = &self.flows;
+        self.requesters.retain(|&x| flows[x].peer.is_none());
+        for &x in &self.requesters {
+            let c = &flows[x];
             let Some((xs, xd, _)) = &c.key else { continue };
-            if x == y || c.peer.is_some() || *xs != yd || *xd != ys || !c.stream.started {
+            if x == y || *xs != yd || *xd != ys {
                 continue;
             }
             if c.stream.pairs_with(psn) {

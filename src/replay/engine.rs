@@ -111,7 +111,8 @@ pub struct Engine {
     pub capture: CaptureStats,
     flows: Vec<Flow>,
     index: FxHashMap<FlowKey, u32>,
-    /// Unpaired flows with requests, by (src, dst): PSN-agreement candidates.
+    /// Flows with requests, by (src, dst): PSN-agreement candidates (paired ones are dropped
+    /// lazily, by `pair_by_psn`).
     requesters: FxHashMap<(Addr, Addr), Vec<u32>>,
     cm_reqs: HashMap<(Addr, Addr, u32), CmReq>,
     /// Flow key -> (peer key, PMTU) from captured CM exchanges.
@@ -403,12 +404,8 @@ impl Engine {
         }
         self.flows[a as usize].peer = Some(b);
         self.flows[b as usize].peer = Some(a);
-        for id in [a, b] {
-            let k = self.flows[id as usize].key;
-            if let Some(v) = self.requesters.get_mut(&(k.src, k.dst)) {
-                v.retain(|&x| x != id);
-            }
-        }
+        // They leave the PSN-agreement candidates in `pair_by_psn`, lazily: removing them
+        // here would scan the list once per pairing, quadratic in the QPs between two hosts.
     }
 
     /// The connection's PMTU as rule 1 knows it: CM, else the largest seen on either flow.
@@ -683,13 +680,16 @@ impl Engine {
         if f.peer.is_some() || f.cm_paired {
             return;
         }
-        let Some(cands) = self.requesters.get(&(f.key.dst, f.key.src)) else {
+        let Some(cands) = self.requesters.get_mut(&(f.key.dst, f.key.src)) else {
             return;
         };
+        // Paired flows are dropped from the candidates as they are met (each once).
+        let flows = &self.flows;
+        cands.retain(|&x| flows[x as usize].peer.is_none() && !flows[x as usize].cm_paired);
         let mut found = None;
-        for &x in cands {
-            let c = &self.flows[x as usize];
-            if x != y && c.peer.is_none() && !c.cm_paired && c.psn.pairs_with(psn) {
+        for &x in cands.iter() {
+            let c = &flows[x as usize];
+            if x != y && c.psn.pairs_with(psn) {
                 if found.is_some() {
                     return; // ambiguous: never a guess
                 }
