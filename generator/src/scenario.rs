@@ -570,6 +570,9 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 
 const PSN_MAX: u64 = 0x00FF_FFFF;
 
+/// Connections one scenario may hold (the model's connection ids are 16 bits).
+pub const MAX_CONNECTIONS: u16 = u16::MAX;
+
 impl Scenario {
     /// Parse and validate a scenario; `origin` names the file in errors.
     ///
@@ -881,11 +884,22 @@ impl Scenario {
 
         // connections
         let mut conns: Vec<Connection> = Vec::with_capacity(raw.connection.len());
-        let mut used_qps: Vec<(usize, u32)> = Vec::new();
+        // Sets, not scans: a fabric-scale scenario has tens of thousands of connections.
+        let mut used_qps: std::collections::HashSet<(usize, u32)> =
+            std::collections::HashSet::new();
+        let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
         for (ci, c) in raw.connection.iter().enumerate() {
             let c = c.get_ref();
             let name = c.name.get_ref().clone();
-            if conns.iter().any(|o| o.name == name) {
+            // The model numbers connections with 16 bits.
+            if ci >= usize::from(MAX_CONNECTIONS) {
+                return Err(ctx.err(
+                    c.name.span(),
+                    "connection",
+                    format!("at most {MAX_CONNECTIONS} connections in one scenario"),
+                ));
+            }
+            if !names.insert(name.clone()) {
                 return Err(ctx.err(
                     c.name.span(),
                     "connection.name",
@@ -942,14 +956,13 @@ impl Scenario {
                         format!("QPN {q} out of range 2..=16777215"),
                     ));
                 }
-                if used_qps.contains(&(host, q)) {
+                if !used_qps.insert((host, q)) {
                     return Err(ctx.err(
                         qpn.span(),
                         key,
                         format!("QPN {q} of host {:?} is used twice", hosts[host].name),
                     ));
                 }
-                used_qps.push((host, q));
             }
             let start_psn = opt(c.start_psn.as_ref(), 0);
             if let Some(p) = c.start_psn.as_ref().filter(|_| start_psn > PSN_MAX) {
@@ -1055,10 +1068,15 @@ impl Scenario {
                 dcqcn: opt(c.dcqcn.as_ref(), true),
             });
         }
+        let conn_by_name: std::collections::HashMap<&str, usize> = conns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.as_str(), i))
+            .collect();
         let conn_idx = |s: &S<String>, key: &str| -> Result<usize, ScenarioError> {
-            conns
-                .iter()
-                .position(|c| c.name == *s.get_ref())
+            conn_by_name
+                .get(s.get_ref().as_str())
+                .copied()
                 .ok_or_else(|| {
                     ctx.err(
                         s.span(),

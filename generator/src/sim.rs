@@ -138,6 +138,15 @@ enum Ev {
     RnrRetry(u16),
     Recover(u16),
     Pfc(u16, u32),
+    /// The host's transmit side is free again: its waiting queue pairs take turns.
+    HostFree(u16),
+}
+
+/// A queue pair waiting for its host's transmit side.
+#[derive(Debug, Clone, Copy)]
+enum Waiter {
+    Requester(u16),
+    Responder(u16),
 }
 
 impl Ev {
@@ -152,6 +161,7 @@ impl Ev {
             Ev::RnrRetry(_) => 5,
             Ev::Recover(_) => 6,
             Ev::Pfc(..) => 7,
+            Ev::HostFree(_) => 8,
         }
     }
 }
@@ -259,13 +269,18 @@ pub struct Generator<'s> {
     sc: &'s Scenario,
     rng: Rng,
     now: u64,
-    events: EventQueue<Ev, 8>,
+    events: EventQueue<Ev, 9>,
     qps: Vec<Qp>,
     faults: Vec<FaultState>,
     /// Per destination host × priority: when the switch egress is free.
     egress_free: Vec<u64>,
     /// Per host: when its NIC's transmit side is free.
     host_tx_free: Vec<u64>,
+    /// Per host: the queue pairs waiting for it to be free, in the order they found it busy,
+    /// and whether a `HostFree` event is scheduled. One event per busy period, rather than
+    /// one per waiting queue pair (which cost a pass over all of them per frame sent).
+    host_waiters: Vec<VecDeque<Waiter>>,
+    host_wake: Vec<bool>,
     /// Per destination host × priority: merged PFC pause intervals.
     pauses: Vec<Vec<(u64, u64)>>,
     captured: VecDeque<(u64, Captured)>,
@@ -407,6 +422,8 @@ impl<'s> Generator<'s> {
             faults: vec![FaultState::default(); sc.faults.len()],
             egress_free: vec![0; nhosts * 8],
             host_tx_free: vec![0; nhosts],
+            host_waiters: vec![VecDeque::new(); nhosts],
+            host_wake: vec![false; nhosts],
             pauses,
             captured: VecDeque::with_capacity(64),
             slab: Vec::with_capacity(1024),
@@ -561,6 +578,7 @@ impl<'s> Generator<'s> {
                 self.on_arrive(p);
             }
             Ev::RespTx(c) => self.on_resp_tx(c),
+            Ev::HostFree(h) => self.on_host_free(usize::from(h)),
             Ev::AtRequester(i) => {
                 let p = self.unpark(i);
                 self.on_at_requester(p);
@@ -583,6 +601,37 @@ impl<'s> Generator<'s> {
             return;
         }
         self.captured.push_back((self.now, Captured::Roce(p)));
+    }
+
+    /// Queue pair `w` found host `h` busy: it takes its turn when the host is free, after
+    /// those that found it busy before (as if each had scheduled itself for then).
+    fn wait_for_host(&mut self, h: usize, w: Waiter) {
+        self.host_waiters[h].push_back(w);
+        if !self.host_wake[h] {
+            self.host_wake[h] = true;
+            let h16 = u16::try_from(h).unwrap_or(u16::MAX);
+            self.push(self.host_tx_free[h], Ev::HostFree(h16));
+        }
+    }
+
+    /// Host `h` is free: the waiting queue pairs take their turns, in order, until one of them
+    /// makes it busy again (the rest then wait for that, still in order).
+    fn on_host_free(&mut self, h: usize) {
+        self.host_wake[h] = false;
+        while !self.host_waiters[h].is_empty() {
+            if self.host_tx_free[h] > self.now {
+                self.host_wake[h] = true;
+                let h16 = u16::try_from(h).unwrap_or(u16::MAX);
+                self.push(self.host_tx_free[h], Ev::HostFree(h16));
+                return;
+            }
+            // The host is free: the waiter's own check lets it through.
+            match self.host_waiters[h].pop_front() {
+                Some(Waiter::Requester(c)) => self.on_tx(c),
+                Some(Waiter::Responder(c)) => self.on_resp_tx(c),
+                None => return,
+            }
+        }
     }
 
     fn kick(&mut self, c: u16) {

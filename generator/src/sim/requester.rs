@@ -263,8 +263,7 @@ impl Generator<'_> {
         let h = conn.requester;
         if self.host_tx_free[h] > self.now {
             self.qps[ci].tx_pending = true;
-            let at = self.host_tx_free[h];
-            self.push(at, Ev::Tx(c));
+            self.wait_for_host(h, Waiter::Requester(c));
             return;
         }
         if self.qps[ci].cur >= self.qps[ci].msgs.len() && !self.generate_msg(ci) {

@@ -236,8 +236,7 @@ impl Generator<'_> {
         let conn = &self.sc.connections[ci];
         let h = conn.responder;
         if self.host_tx_free[h] > self.now {
-            let at = self.host_tx_free[h];
-            self.push(at, Ev::RespTx(c));
+            self.wait_for_host(h, Waiter::Responder(c));
             return;
         }
         let q = &mut self.qps[ci];
