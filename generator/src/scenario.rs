@@ -570,8 +570,8 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 
 const PSN_MAX: u64 = 0x00FF_FFFF;
 
-/// Connections one scenario may hold (the model's connection ids are 16 bits).
-pub const MAX_CONNECTIONS: u16 = u16::MAX;
+/// Connections one scenario may hold (the model's connection ids are 32 bits).
+pub const MAX_CONNECTIONS: u32 = u32::MAX;
 
 impl Scenario {
     /// Parse and validate a scenario; `origin` names the file in errors.
@@ -891,8 +891,8 @@ impl Scenario {
         for (ci, c) in raw.connection.iter().enumerate() {
             let c = c.get_ref();
             let name = c.name.get_ref().clone();
-            // The model numbers connections with 16 bits.
-            if ci >= usize::from(MAX_CONNECTIONS) {
+            // The model numbers connections with 32 bits.
+            if u32::try_from(ci).is_err() {
                 return Err(ctx.err(
                     c.name.span(),
                     "connection",

@@ -109,7 +109,7 @@ enum Dir {
 /// A packet in flight, small and `Copy`; the frame is built only when captured.
 #[derive(Debug, Clone, Copy)]
 struct Pkt {
-    conn: u16,
+    conn: u32,
     dir: Dir,
     opcode: Opcode,
     psn: Psn,
@@ -130,13 +130,13 @@ struct Pkt {
 
 #[derive(Debug, Clone, Copy)]
 enum Ev {
-    Tx(u16),
+    Tx(u32),
     Arrive(u32),
-    RespTx(u16),
+    RespTx(u32),
     AtRequester(u32),
-    Timer(u16),
-    RnrRetry(u16),
-    Recover(u16),
+    Timer(u32),
+    RnrRetry(u32),
+    Recover(u32),
     Pfc(u16, u32),
     /// The host's transmit side is free again: its waiting queue pairs take turns.
     HostFree(u16),
@@ -145,8 +145,8 @@ enum Ev {
 /// A queue pair waiting for its host's transmit side.
 #[derive(Debug, Clone, Copy)]
 enum Waiter {
-    Requester(u16),
-    Responder(u16),
+    Requester(u32),
+    Responder(u32),
 }
 
 impl Ev {
@@ -297,6 +297,12 @@ pub struct Generator<'s> {
     ser_memo: [(usize, u64); 2],
 }
 
+/// A connection id as an index (ids are `u32`: a fabric has more than 65,536 QPs).
+#[inline]
+fn ix(c: u32) -> usize {
+    usize::try_from(c).unwrap_or(usize::MAX)
+}
+
 fn ser_ns(len: usize, link_bps: u64) -> u64 {
     let bits = (len as u64 + WIRE_OVERHEAD) * 8 * 1_000_000_000;
     bits.div_ceil(link_bps.max(1))
@@ -323,16 +329,18 @@ impl<'s> Generator<'s> {
         let nhosts = sc.hosts.len();
         let mut qps = Vec::with_capacity(sc.connections.len());
         let mut flow_keys = Vec::with_capacity(sc.connections.len() * 2);
+        // Each connection's traffic entries, in file order (one pass, not one per connection).
+        let mut mixes: Vec<Vec<(usize, u64)>> = vec![Vec::new(); sc.connections.len()];
+        for (i, t) in sc.traffic.iter().enumerate() {
+            if let Some(m) = mixes.get_mut(t.connection).filter(|_| t.messages > 0) {
+                m.push((i, t.messages));
+            }
+        }
         for (ci, c) in sc.connections.iter().enumerate() {
-            let mix: Vec<(usize, u64)> = sc
-                .traffic
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| {
-                    t.connection == ci && t.messages > 0 && c.transport != TransportKind::TcpBth
-                })
-                .map(|(i, t)| (i, t.messages))
-                .collect();
+            let mut mix = std::mem::take(&mut mixes[ci]);
+            if c.transport == TransportKind::TcpBth {
+                mix.clear();
+            }
             let left = mix.iter().map(|m| m.1).fold(0u64, u64::saturating_add);
             let start = Psn::new_masked(c.start_psn);
             let window = usize::try_from(c.window.min(4096)).unwrap_or(4096);
@@ -438,7 +446,7 @@ impl<'s> Generator<'s> {
             if sc.connections[ci].transport == TransportKind::TcpBth {
                 continue; // modelled by `tcp_bth::TcpModel`
             }
-            let ci16 = u16::try_from(ci).unwrap_or(u16::MAX);
+            let ci16 = u32::try_from(ci).unwrap_or(u32::MAX);
             let at = sc.connections[ci].start_ns;
             g.qps[ci].tx_pending = true;
             g.push(at, Ev::Tx(ci16));
@@ -585,7 +593,7 @@ impl<'s> Generator<'s> {
             }
             Ev::Timer(c) => self.on_timer(c),
             Ev::RnrRetry(c) => {
-                let q = &mut self.qps[usize::from(c)];
+                let q = &mut self.qps[ix(c)];
                 if let Some(p) = q.rnr_wait.take() {
                     self.go_back(c, p);
                     self.kick(c);
@@ -634,8 +642,8 @@ impl<'s> Generator<'s> {
         }
     }
 
-    fn kick(&mut self, c: u16) {
-        let q = &mut self.qps[usize::from(c)];
+    fn kick(&mut self, c: u32) {
+        let q = &mut self.qps[ix(c)];
         if q.tx_pending || q.failed {
             return;
         }

@@ -91,7 +91,7 @@ enum Tag {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Seg {
     pub time: u64,
-    conn: u16,
+    conn: u32,
     from_client: bool,
     seq: u32,
     ack: u32,
@@ -258,7 +258,7 @@ impl TcpModel {
             if c.transport != TransportKind::TcpBth {
                 continue;
             }
-            let conn = u16::try_from(ci).unwrap_or(u16::MAX);
+            let conn = u32::try_from(ci).unwrap_or(u32::MAX);
             let (a, b) = (&sc.hosts[c.requester], &sc.hosts[c.responder]);
             let v6 = a.ip.is_ipv6();
             let mss: u32 = if v6 { 1400 } else { 1420 };
@@ -581,7 +581,7 @@ impl TcpModel {
     ) -> Option<Result<(u64, usize, bool), BuildError>> {
         let s = *self.segs.get(self.next)?;
         self.next += 1;
-        let c = &sc.connections[usize::from(s.conn)];
+        let c = &sc.connections[conn_index(s.conn)];
         let (src, dst) = if s.from_client {
             (c.requester, c.responder)
         } else {
@@ -715,7 +715,7 @@ impl TcpModel {
         });
         let has_bth = s.syn || s.data.is_some();
         if s.data.is_some() && s.from_client {
-            self.account(usize::from(s.conn), &s);
+            self.account(conn_index(s.conn), &s);
         }
         Some(r.map(|len| (s.time, len, has_bth)))
     }
@@ -816,7 +816,7 @@ impl TcpModel {
         let mut with_first: std::collections::BTreeSet<u16> = std::collections::BTreeSet::new();
         for s in &self.segs[..self.next] {
             let Some(d) = s.data else { continue };
-            if !s.from_client || usize::from(s.conn) != ci {
+            if !s.from_client || conn_index(s.conn) != ci {
                 continue;
             }
             let a0 = u64::from(s.seq.wrapping_sub(dir.isn));
@@ -840,4 +840,10 @@ impl TcpModel {
 
 fn network_is_v6(n: &TcpNetwork) -> bool {
     matches!(n, TcpNetwork::Ipv6(_))
+}
+
+/// A connection id as an index.
+#[inline]
+fn conn_index(c: u32) -> usize {
+    usize::try_from(c).unwrap_or(usize::MAX)
 }

@@ -154,28 +154,3 @@ fn an_empty_key_still_names_a_key() {
         err("= 1\n")
     );
 }
-
-/// Connection ids are 16 bits in the model: one more connection than that is refused in one
-/// line, never numbered wrongly (a 200,000-QP scenario used to alias them all to the last id).
-#[test]
-fn too_many_connections_is_an_error_not_aliased_ids() {
-    use std::fmt::Write as _;
-    let mut text = String::from(
-        "[[host]]\nname = \"a\"\nmac = \"02:00:00:00:00:01\"\nip = \"10.0.0.1\"\n\n[[host]]\nname = \"b\"\nmac = \"02:00:00:00:00:02\"\nip = \"10.0.0.2\"\n",
-    );
-    let n = usize::from(rocescope_generator::scenario::MAX_CONNECTIONS) + 1;
-    for i in 0..n {
-        write!(
-            text,
-            "[[connection]]\nname = \"c{i}\"\ntransport = \"rc\"\nrequester = \"a\"\nresponder = \"b\"\nrequester_qpn = {}\nresponder_qpn = {}\n",
-            0x1000 + i,
-            0x10_0000 + i
-        )
-        .unwrap();
-    }
-    let e = err(&text);
-    assert!(e.contains(": connection: at most 65535 connections"), "{e}");
-    // the line of the first connection past the limit
-    let line: usize = e.split(':').nth(1).unwrap().parse().unwrap();
-    assert_eq!(line, 10 + 7 * (n - 1) + 1, "{e}");
-}

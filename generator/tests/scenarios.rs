@@ -326,3 +326,40 @@ fn rnr() {
 fn mixed() {
     run("mixed.toml");
 }
+
+/// More QPs than 16 bits can number: every one keeps its own id. (Connection ids were 16 bits,
+/// and the 65,537th connection and all after it aliased silently to the last id.)
+#[test]
+fn seventy_thousand_qps_each_keep_their_own_flows() {
+    use std::fmt::Write as _;
+    const QPS: u32 = 70_000;
+    let mut text = String::from(
+        "[link]\nstop_ns = 60000000000\nmax_frames = 10000000\n[[host]]\nname = \"a\"\nmac = \"02:00:00:00:00:01\"\nip = \"10.0.0.1\"\n[[host]]\nname = \"b\"\nmac = \"02:00:00:00:00:02\"\nip = \"10.0.0.2\"\n",
+    );
+    for i in 0..QPS {
+        write!(
+            text,
+            "[[connection]]\nname = \"c{i}\"\ntransport = \"rc\"\nrequester = \"a\"\nresponder = \"b\"\nrequester_qpn = {}\nresponder_qpn = {}\nload = 0.00001\n[[traffic]]\nconnection = \"c{i}\"\nop = \"write\"\nsize = 64\nmessages = 1\n",
+            0x1000 + i,
+            0x10_0000 + i
+        )
+        .unwrap();
+    }
+    let sc = Scenario::from_toml(&text, "many.toml").unwrap_or_else(|e| panic!("{e}"));
+    let (frames, truth) = generate(&sc, 1);
+    // one WRITE ONLY and its ACK per QP
+    assert_eq!(frames.len(), 2 * QPS as usize);
+    let mut dst_qps: Vec<u32> = frames
+        .iter()
+        .filter_map(|f| {
+            dissect(&f.bytes)
+                .ok()?
+                .roce
+                .map(|r| r.bth.dest_qp().value())
+        })
+        .collect();
+    dst_qps.sort_unstable();
+    dst_qps.dedup();
+    assert_eq!(dst_qps.len(), 2 * QPS as usize, "distinct destination QPs");
+    assert_eq!(truth.flows.len(), 2 * QPS as usize);
+}

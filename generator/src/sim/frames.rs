@@ -12,7 +12,7 @@ use super::*;
 impl Generator<'_> {
     /// `roce_frame(p).buffer_len()` without building the frame.
     pub(super) fn frame_len(&self, p: &Pkt) -> usize {
-        let conn = &self.sc.connections[usize::from(p.conn)];
+        let conn = &self.sc.connections[ix(p.conn)];
         let src = match p.dir {
             Dir::Req => conn.requester,
             Dir::Resp => conn.responder,
@@ -63,7 +63,7 @@ impl Generator<'_> {
     }
 
     pub(super) fn roce_frame(&self, p: &Pkt) -> RoceFrame {
-        let conn = &self.sc.connections[usize::from(p.conn)];
+        let conn = &self.sc.connections[ix(p.conn)];
         let (src, dst, dest_qp) = match p.dir {
             Dir::Req => (conn.requester, conn.responder, conn.responder_qpn),
             Dir::Resp => (conn.responder, conn.requester, conn.requester_qpn),
@@ -173,12 +173,12 @@ impl Generator<'_> {
             }),
             reth: Some(reth::Repr {
                 va: p.va,
-                rkey: 0x1234 + u32::from(p.conn),
+                rkey: 0x1234u32.wrapping_add(p.conn),
                 dma_len: p.dma_len,
             }),
             atomic_eth: Some(atomic_eth::Repr {
                 va: p.va,
-                rkey: 0x1234 + u32::from(p.conn),
+                rkey: 0x1234u32.wrapping_add(p.conn),
                 swap_add: 1,
                 compare: 0,
             }),
@@ -193,7 +193,7 @@ impl Generator<'_> {
                 imm_data: p.psn.value(),
             }),
             ieth: Some(ieth::Repr {
-                rkey: 0x1234 + u32::from(p.conn),
+                rkey: 0x1234u32.wrapping_add(p.conn),
             }),
             // DC: byte 0 bit 0 set requester → responder, the sender's QPN, a per-session
             // constant (the layout the one real DC capture shows, capture-formats.md §3.5)
@@ -285,10 +285,10 @@ impl Generator<'_> {
                     len.min(snap)
                 };
                 let info = p.opcode.info();
-                let conn = &self.sc.connections[usize::from(p.conn)];
+                let conn = &self.sc.connections[ix(p.conn)];
                 self.truth.roce(&Seen {
                     time: time_ns,
-                    flow: usize::from(p.conn) * 2 + usize::from(p.dir == Dir::Resp),
+                    flow: ix(p.conn) * 2 + usize::from(p.dir == Dir::Resp),
                     operation: info.map_or(Operation::Cnp, |i| i.operation),
                     position: info.map_or(Position::Only, |i| i.position),
                     psn: p.psn,

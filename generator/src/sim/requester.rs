@@ -67,8 +67,8 @@ impl Generator<'_> {
     }
 
     /// Point the requester at PSN `p` (go-back-N).
-    pub(super) fn go_back(&mut self, c: u16, p: Psn) {
-        let q = &mut self.qps[usize::from(c)];
+    pub(super) fn go_back(&mut self, c: u32, p: Psn) {
+        let q = &mut self.qps[ix(c)];
         let found = q
             .msgs
             .iter()
@@ -80,7 +80,7 @@ impl Generator<'_> {
                 if m.op == OpKind::Read && p != m.first {
                     // a READ that got some responses is re-issued for the rest only
                     self.trim_read(c, i, p);
-                    let q = &mut self.qps[usize::from(c)];
+                    let q = &mut self.qps[ix(c)];
                     q.cur_pkt = 0;
                     q.next_psn = p;
                 } else if m.npkts == 1 {
@@ -101,9 +101,9 @@ impl Generator<'_> {
 
     /// READ message `i` now starts at `p` (its responses before `p` arrived): the re-issued
     /// request asks for the rest, at the address and length the rest has.
-    fn trim_read(&mut self, c: u16, i: usize, p: Psn) {
-        let pmtu = self.sc.connections[usize::from(c)].pmtu;
-        let m = &mut self.qps[usize::from(c)].msgs[i];
+    fn trim_read(&mut self, c: u32, i: usize, p: Psn) {
+        let pmtu = self.sc.connections[ix(c)].pmtu;
+        let m = &mut self.qps[ix(c)].msgs[i];
         let k = u32::try_from(p.distance(m.first))
             .unwrap_or(0)
             .min(m.npsn - 1);
@@ -117,8 +117,8 @@ impl Generator<'_> {
     /// A READ response at `p`: in order it counts (and acknowledges what came before it); past
     /// a missing one the requester re-issues the READ from the first missing PSN (or, with the
     /// read_wrong_restart knob, from the READ's first PSN). True when it acknowledges.
-    fn read_response(&mut self, c: u16, p: Psn) -> bool {
-        let q = &mut self.qps[usize::from(c)];
+    fn read_response(&mut self, c: u32, p: Psn) -> bool {
+        let q = &mut self.qps[ix(c)];
         let Some(i) = q.msgs.iter().position(|m| {
             m.op == OpKind::Read
                 && p.distance(m.first) >= 0
@@ -142,17 +142,17 @@ impl Generator<'_> {
             .knob(
                 |k| k == FaultKind::ReadWrongRestart,
                 Direction::Request,
-                usize::from(c),
+                ix(c),
                 m.first,
                 false,
             )
             .is_some();
         let from = if wrong { m.first } else { want };
-        if p.distance(self.qps[usize::from(c)].una) > 0 {
+        if p.distance(self.qps[ix(c)].una) > 0 {
             let before = want.wrapping_sub(1);
             self.acked(c, before);
         }
-        let q = &mut self.qps[usize::from(c)];
+        let q = &mut self.qps[ix(c)];
         if let Some(j) = q
             .msgs
             .iter()
@@ -165,7 +165,7 @@ impl Generator<'_> {
             if from != m.first {
                 self.trim_read(c, j, from);
             }
-            let q = &mut self.qps[usize::from(c)];
+            let q = &mut self.qps[ix(c)];
             q.next_psn = from;
         }
         self.kick(c);
@@ -173,9 +173,9 @@ impl Generator<'_> {
     }
 
     /// Everything up to and including `p` is acknowledged.
-    pub(super) fn acked(&mut self, c: u16, p: Psn) {
-        let timeout = 4096u64 << self.sc.connections[usize::from(c)].local_ack_timeout;
-        let q = &mut self.qps[usize::from(c)];
+    pub(super) fn acked(&mut self, c: u32, p: Psn) {
+        let timeout = 4096u64 << self.sc.connections[ix(c)].local_ack_timeout;
+        let q = &mut self.qps[ix(c)];
         if p.distance(q.una) < 0 || p.distance(q.high_sent) >= 0 {
             return;
         }
@@ -195,7 +195,7 @@ impl Generator<'_> {
             let una = q.una;
             self.go_back(c, una);
         }
-        let q = &mut self.qps[usize::from(c)];
+        let q = &mut self.qps[ix(c)];
         q.deadline = if q.high_sent.distance(q.una) > 0 {
             Some(self.now + timeout)
         } else {
@@ -204,9 +204,9 @@ impl Generator<'_> {
         self.kick(c);
     }
 
-    pub(super) fn arm_timer(&mut self, c: u16) {
-        let timeout = 4096u64 << self.sc.connections[usize::from(c)].local_ack_timeout;
-        let q = &mut self.qps[usize::from(c)];
+    pub(super) fn arm_timer(&mut self, c: u32) {
+        let timeout = 4096u64 << self.sc.connections[ix(c)].local_ack_timeout;
+        let q = &mut self.qps[ix(c)];
         if q.deadline.is_none() {
             q.deadline = Some(self.now + timeout);
         }
@@ -217,9 +217,9 @@ impl Generator<'_> {
         }
     }
 
-    pub(super) fn on_timer(&mut self, c: u16) {
-        let conn = &self.sc.connections[usize::from(c)];
-        let q = &mut self.qps[usize::from(c)];
+    pub(super) fn on_timer(&mut self, c: u32) {
+        let conn = &self.sc.connections[ix(c)];
+        let q = &mut self.qps[ix(c)];
         q.timer_event = false;
         let Some(d) = q.deadline else { return };
         if q.failed {
@@ -245,8 +245,8 @@ impl Generator<'_> {
         self.arm_timer(c);
     }
 
-    pub(super) fn on_tx(&mut self, c: u16) {
-        let ci = usize::from(c);
+    pub(super) fn on_tx(&mut self, c: u32) {
+        let ci = ix(c);
         let conn = &self.sc.connections[ci];
         self.qps[ci].tx_pending = false;
         {
@@ -355,7 +355,7 @@ impl Generator<'_> {
             self.capture(p);
         }
         let c = p.conn;
-        let ci = usize::from(c);
+        let ci = ix(c);
         if p.opcode == Opcode::CNP {
             self.on_cnp(c);
             return;
@@ -434,8 +434,8 @@ impl Generator<'_> {
         }
     }
 
-    pub(super) fn on_cnp(&mut self, c: u16) {
-        let ci = usize::from(c);
+    pub(super) fn on_cnp(&mut self, c: u32) {
+        let ci = ix(c);
         let conn = &self.sc.connections[ci];
         if !conn.dcqcn {
             return;
@@ -459,9 +459,9 @@ impl Generator<'_> {
         }
     }
 
-    pub(super) fn on_recover(&mut self, c: u16) {
+    pub(super) fn on_recover(&mut self, c: u32) {
         let link = self.sc.link_bps;
-        let q = &mut self.qps[usize::from(c)];
+        let q = &mut self.qps[ix(c)];
         q.recover_pending = false;
         q.alpha = q.alpha * DCQCN_G / 1024;
         q.recover_steps += 1;

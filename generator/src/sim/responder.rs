@@ -9,11 +9,11 @@
 use super::*;
 
 impl Generator<'_> {
-    pub(super) fn kick_resp(&mut self, c: u16) {
-        if self.qps[usize::from(c)].resp_pending {
+    pub(super) fn kick_resp(&mut self, c: u32) {
+        if self.qps[ix(c)].resp_pending {
             return;
         }
-        self.qps[usize::from(c)].resp_pending = true;
+        self.qps[ix(c)].resp_pending = true;
         self.push(self.now, Ev::RespTx(c));
     }
 
@@ -24,7 +24,7 @@ impl Generator<'_> {
         if p.corrupt {
             return; // the NIC discards it
         }
-        let ci = usize::from(p.conn);
+        let ci = ix(p.conn);
         if self.qps[ci].resp_error {
             return; // the QP is in the error state after a fatal NAK
         }
@@ -231,8 +231,8 @@ impl Generator<'_> {
         }
     }
 
-    pub(super) fn on_resp_tx(&mut self, c: u16) {
-        let ci = usize::from(c);
+    pub(super) fn on_resp_tx(&mut self, c: u32) {
+        let ci = ix(c);
         let conn = &self.sc.connections[ci];
         let h = conn.responder;
         if self.host_tx_free[h] > self.now {

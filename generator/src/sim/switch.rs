@@ -116,7 +116,7 @@ impl Generator<'_> {
         self.knob(
             |k| k == FaultKind::Drop,
             Direction::Response,
-            usize::from(p.conn),
+            ix(p.conn),
             p.psn,
             false,
         )
@@ -132,7 +132,7 @@ impl Generator<'_> {
         self.knob(
             |k| k == FaultKind::CaptureDrop,
             direction,
-            usize::from(p.conn),
+            ix(p.conn),
             p.psn,
             p.retx,
         )
