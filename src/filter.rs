@@ -39,7 +39,7 @@ mod eval;
 pub mod fields;
 mod parse;
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use rocescope_dissectors::stack::Dissected;
 
@@ -185,9 +185,18 @@ impl fmt::Display for FilterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "display filter {:?}: column {}: {}",
-            self.filter, self.column, self.message
-        )
+            "display filter {:?}: column {}: ",
+            self.filter, self.column
+        )?;
+        // One line whatever the filter holds: the message quotes parts of it.
+        for c in self.message.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_debug())?;
+            } else {
+                f.write_char(c)?;
+            }
+        }
+        Ok(())
     }
 }
 

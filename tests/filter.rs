@@ -401,3 +401,22 @@ fn replay_marks() {
     let g = Filter::compile_with_marks("retrans && infiniband.bth.opcode == 10").unwrap();
     assert!(g.matches_marked(&facts, Marks::RETRANS, Some(&d)));
 }
+
+/// Found by the `filter_text` fuzz target: a newline (or another control character) inside a
+/// quoted value was copied into the error, which then took two lines on stderr.
+#[test]
+fn errors_are_one_line_whatever_the_filter_holds() {
+    for text in [
+        "qp == \"f0/\nq\"",
+        "\u{b}\n\u{b}qp == \"f0/\u{b}\n\u{b}q\"",
+        "mpls == \" =\0\0\u{e}jr_nak\"",
+        "ip.src == \"a\rb\"",
+        "nosuch\n.field",
+    ] {
+        let e = rocescope::filter::Filter::compile(text)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e.lines().count(), 1, "{e:?}");
+        assert!(!e.chars().any(char::is_control), "{e:?}");
+    }
+}

@@ -362,11 +362,16 @@ impl fmt::Display for Detail {
     }
 }
 
-/// Findings of one step: a fixed array, so stepping never allocates.
+/// Findings of one step: a fixed array for the usual handful, so stepping does not allocate,
+/// and a spill list for the rare step that settles many at once (a READ count that releases
+/// up to 64 held acknowledgements, each with its own findings). None is ever dropped.
 #[derive(Debug, Clone, Default)]
 pub struct Findings {
     items: [Option<Finding>; 8],
     len: usize,
+    /// Past the eighth, in order (empty, and unallocated, for almost every step; the engine
+    /// reuses one `Findings`, so its capacity stays once grown).
+    spill: Vec<Finding>,
 }
 
 impl Findings {
@@ -375,35 +380,78 @@ impl Findings {
         Findings::default()
     }
 
-    /// Add one (a step makes at most a handful: a settled READ, a held decision with its
-    /// timeout, the packet itself, what held acknowledgements settled, a conformance finding;
-    /// a ninth would be a bug and is dropped).
+    /// Add one, after those already there.
     pub fn push(&mut self, f: Finding) {
-        if let Some(slot) = self.items.get_mut(self.len) {
-            *slot = Some(f);
-            self.len += 1;
-        } else {
-            debug_assert!(false, "more than eight findings in one step");
+        match self.items.get_mut(self.len) {
+            Some(slot) if self.spill.is_empty() => {
+                *slot = Some(f);
+                self.len += 1;
+            }
+            _ => self.spill.push(f),
         }
     }
 
     #[must_use]
     pub fn len(&self) -> usize {
-        self.len
+        self.len + self.spill.len()
     }
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len == 0 && self.spill.is_empty()
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Finding> {
-        self.items[..self.len].iter().flatten()
+        self.items[..self.len].iter().flatten().chain(&self.spill)
     }
 
     pub fn drain(&mut self) -> impl Iterator<Item = Finding> + '_ {
         let n = self.len;
         self.len = 0;
-        self.items[..n].iter_mut().filter_map(Option::take)
+        self.items[..n]
+            .iter_mut()
+            .filter_map(Option::take)
+            .chain(self.spill.drain(..))
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn at(frame: u64) -> Finding {
+        Finding {
+            frame,
+            time_ns: frame,
+            kind: Kind::NotCaptured,
+            flow: Some(0),
+            psn: None,
+            detail: Detail::Text("x".into()),
+        }
+    }
+
+    /// Found by the `replay_packets` fuzz target: a READ count settled by a request released
+    /// its held acknowledgements at once, and the ninth finding of that step was dropped
+    /// (a debug assertion; in release a finding silently missing from the report).
+    #[test]
+    fn a_step_keeps_every_finding_in_order() {
+        let mut f = Findings::new();
+        for i in 0..20 {
+            f.push(at(i));
+        }
+        assert_eq!(f.len(), 20);
+        let frames: Vec<u64> = f.iter().map(|x| x.frame).collect();
+        assert_eq!(frames, (0..20).collect::<Vec<_>>());
+        let drained: Vec<u64> = f.drain().map(|x| x.frame).collect();
+        assert_eq!(drained, (0..20).collect::<Vec<_>>());
+        assert!(f.is_empty());
+        // and again after a drain (the engine reuses one)
+        for i in 0..3 {
+            f.push(at(100 + i));
+        }
+        assert_eq!(
+            f.iter().map(|x| x.frame).collect::<Vec<_>>(),
+            vec![100, 101, 102]
+        );
     }
 }
