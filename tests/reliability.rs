@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rocescope"))
 }
@@ -229,11 +232,14 @@ fn interrupted_generate(signal: &str) -> (Vec<String>, Option<i32>) {
         !out.exists(),
         "the final name exists before the output is complete"
     );
-    Command::new("kill")
-        .args(["-s", signal])
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
+    let signal = match signal {
+        "KILL" => Signal::SIGKILL,
+        "TERM" => Signal::SIGTERM,
+        "INT" => Signal::SIGINT,
+        other => panic!("signal {other}"),
+    };
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, signal).unwrap();
     let status = child.wait().unwrap();
     (leftovers(dir.path()), status.code())
 }
