@@ -270,24 +270,34 @@ fn sigterm_and_sigint_remove_the_partial_output() {
     }
 }
 
+/// The binary with `args`, its files limited to `blocks` 512-byte blocks (RLIMIT_FSIZE): a
+/// size-limited file stands for a full disk, since writes past it fail with EFBIG once SIGXFSZ
+/// is ignored (an ignored signal stays ignored across exec).
+fn on_a_full_disk(blocks: u32, args: &[&std::ffi::OsStr]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("trap '' XFSZ; ulimit -f {blocks}; exec \"$@\""))
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_rocescope"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_full_disk_is_one_line_naming_the_file_and_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = big_scenario(dir.path(), 300);
     let out = dir.path().join("out.pcap");
-    // A size-limited file (RLIMIT_FSIZE, 512 KiB) stands for a full disk: writes past it fail
-    // with EFBIG once SIGXFSZ is ignored (an ignored signal stays ignored across exec).
-    let run = Command::new("sh")
-        .arg("-c")
-        .arg("trap '' XFSZ; ulimit -f 1024; exec \"$@\"")
-        .arg("sh")
-        .arg(env!("CARGO_BIN_EXE_rocescope"))
-        .arg("generate")
-        .arg(&scenario)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let run = on_a_full_disk(
+        1024,
+        &[
+            "generate".as_ref(),
+            scenario.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ],
+    );
     let err = one_line_error(&run, "generate onto a full disk");
     assert!(err.contains("out.pcap"), "{err}");
     assert!(
@@ -298,16 +308,18 @@ fn a_full_disk_is_one_line_naming_the_file_and_no_file() {
 
     // The same for an analyze report that does not fit.
     let report = dir.path().join("report.json");
-    let run = Command::new("sh")
-        .arg("-c")
-        .arg("trap '' XFSZ; ulimit -f 1; exec \"$@\"")
-        .arg("sh")
-        .arg(env!("CARGO_BIN_EXE_rocescope"))
-        .args(["analyze", "-f", "json", "-o"])
-        .arg(&report)
-        .arg(demo("mixed.pcap"))
-        .output()
-        .unwrap();
+    let capture = demo("mixed.pcap");
+    let run = on_a_full_disk(
+        1,
+        &[
+            "analyze".as_ref(),
+            "-f".as_ref(),
+            "json".as_ref(),
+            "-o".as_ref(),
+            report.as_os_str(),
+            capture.as_os_str(),
+        ],
+    );
     let err = one_line_error(&run, "analyze -o onto a full disk");
     assert!(err.contains("report.json"), "{err}");
     assert!(
