@@ -378,7 +378,26 @@ fn inspect_fails_on_a_bad_file_as_dissect_does() {
     let not_capture = root().join("README.md");
     let empty = dir.path().join("empty.pcap");
     fs::write(&empty, b"").unwrap();
-    for path in [dir.path().join("missing.pcap"), not_capture, empty] {
+    // unreadable: a path through a regular file (ENOTDIR); as a non-root user also a file
+    // without read permission (root reads it anyway)
+    let through_a_file = root().join("README.md").join("x.pcap");
+    let no_read = dir.path().join("no-read.pcap");
+    fs::copy(demo("mixed.pcap"), &no_read).unwrap();
+    fs::set_permissions(
+        &no_read,
+        std::os::unix::fs::PermissionsExt::from_mode(0o000),
+    )
+    .unwrap();
+    let mut paths = vec![
+        dir.path().join("missing.pcap"),
+        not_capture,
+        empty,
+        through_a_file,
+    ];
+    if fs::File::open(&no_read).is_err() {
+        paths.push(no_read);
+    }
+    for path in paths {
         let dissect = bin().arg("dissect").arg(&path).output().unwrap();
         let inspect = bin()
             .arg("inspect")
