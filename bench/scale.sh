@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Performance at fabric scale (issue 13), in one run: every capture built with `rocescope
+# generate`, every figure printed beside its reference (tshark, cat) as a ratio, and the target.
+#
+#   bench/scale.sh [WORKDIR]      (default target/scale; captures are kept and reused there)
+#   RUNS=5 bench/scale.sh          runs per figure (medians; default 3)
+#   EXTRA=0 bench/scale.sh         without the inspector's and send's scripts
+#
+# Captures (2 M frames each unless said):
+#   big1k    1 M frames of 1 KiB RC WRITEs over 64 QPs
+#   small2k  256-byte WRITE + ACK over 1,000 QPs (2,000 flows)
+#   small400k  the same frames over 200,000 QPs (400,000 flows)
+# Figures:
+#   analyze -f json on big1k vs tshark -T fields (frames/s) and vs cat (bytes/s)
+#   analyze -f json on small2k vs cat (bytes/s)
+#   flow scaling: analyze on small400k vs small2k (wall), and peak RSS for -f json, csv, text
+#   dissect -f jsonl vs tshark -T fields, dissect text vs tshark's default output (on big1k)
+# The inspector's and send's figures have their own scripts (bench/inspect-open.sh,
+# bench/send-vs-tcpreplay.sh: tmux; root and a veth pair), run at the end when possible.
+# Needs tshark and GNU time (/usr/bin/time).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-$root/target/scale}
+runs=${RUNS:-3}
+mkdir -p "$work"
+command -v tshark >/dev/null || { echo "tshark not found (apt-get install tshark)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time not found (apt-get install time)" >&2; exit 2; }
+(cd "$root" && cargo build --release --quiet --bin rocescope)
+bin=${CARGO_TARGET_DIR:-$root/target}/release/rocescope
+
+# scenario NAME QPS MESSAGES SIZE: QPS RC connections between two hosts, MESSAGES WRITEs of SIZE
+# bytes each (one ACK per packet), the total load 80 % of 100 Gbit/s
+scenario() {
+  local name=$1 qps=$2 msgs=$3 size=$4
+  [ -s "$work/$name.pcap" ] && return
+  python3 - "$work/$name.toml" "$qps" "$msgs" "$size" <<'PY'
+import sys
+path, qps, msgs, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+with open(path, "w") as out:
+    out.write('[link]\nspeed_gbps = 100\ndelay_ns = 500\nstop_ns = 3600000000000\nmax_frames = 100000000\n\n')
+    out.write('[capture]\npoint = "receiver"\n\n')
+    for h, n in (("a", 1), ("b", 2)):
+        out.write(f'[[host]]\nname = "{h}"\nmac = "02:00:00:00:00:0{n}"\nip = "10.0.0.{n}"\n\n')
+    load = 0.8 / qps
+    for i in range(qps):
+        out.write(f'[[connection]]\nname = "c{i}"\ntransport = "rc"\nrequester = "a"\nresponder = "b"\n'
+                  f'requester_qpn = {0x1000 + i}\nresponder_qpn = {0x400000 + i}\n'
+                  f'start_psn = {i * 7919 % 16777216}\npmtu = 1024\nack_every = 1\nload = {load}\n\n')
+        out.write(f'[[traffic]]\nconnection = "c{i}"\nop = "write"\nsize = {size}\nmessages = {msgs}\n\n')
+PY
+  echo "generating $name ($qps QPs x $msgs WRITEs of $size bytes) ..." >&2
+  "$bin" -q generate "$work/$name.toml" -o "$work/$name.pcap"
+}
+scenario big1k 64 8000 1024       # 512,000 WRITEs + ACKs ~ 1 M frames of ~1 KiB and ACKs
+scenario small2k 1000 1000 256    # 2 M frames
+scenario small400k 200000 5 256   # 2 M frames, 400,000 flows
+
+# measure NAME CMD...: median wall seconds and peak RSS (KiB) of RUNS runs -> $secs $rss
+measure() {
+  local name=$1; shift
+  local all=() peak=0
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -f '%e %M' -o "$work/$name.time" "$@" >/dev/null 2>"$work/$name.err" || {
+      echo "$name failed: $(head -3 "$work/$name.err")" >&2; exit 1; }
+    read -r s m <"$work/$name.time"
+    all+=("$s"); [ "$m" -gt "$peak" ] && peak=$m
+  done
+  secs=$(printf '%s\n' "${all[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  rss=$peak
+}
+
+frames() { capinfos -c -M "$1" | awk -F: '/Number of packets/ {gsub(/ /, "", $2); print $2}'; }
+for c in big1k small2k small400k; do cat "$work/$c.pcap" >/dev/null; done # page cache
+
+row() { # LABEL VALUE UNIT REFERENCE-LABEL RATIO TARGET
+  printf '%-44s %12s %-8s %-28s %8s   %s\n' "$@"
+}
+echo
+row "figure" "value" "" "reference" "ratio" "target"
+
+big=$work/big1k.pcap; small=$work/small2k.pcap; many=$work/small400k.pcap
+big_frames=$(frames "$big"); big_bytes=$(stat -c %s "$big"); small_bytes=$(stat -c %s "$small")
+
+measure cat_big cat "$big"; cat_big=$secs
+measure an_big "$bin" -q analyze -f json "$big"; an_big=$secs
+measure ts_fields tshark -n -r "$big" -T fields -e frame.number -e infiniband.bth.destqp -e infiniband.bth.psn
+ts_fields=$secs
+row "analyze 1 KiB frames: frames/s" "$(awk -v f="$big_frames" -v s="$an_big" 'BEGIN{printf "%.0f", f/s}')" "" \
+  "tshark -T fields" "$(awk -v a="$an_big" -v t="$ts_fields" 'BEGIN{printf "%.1fx", t/a}')" ">= 100x"
+row "analyze 1 KiB frames: bytes/s" "$(awk -v b="$big_bytes" -v s="$an_big" 'BEGIN{printf "%.0f", b/s/1e6}')" "MB/s" \
+  "cat" "$(awk -v a="$an_big" -v c="$cat_big" 'BEGIN{printf "%.0f%%", 100*c/a}')" ">= 65 %"
+
+measure cat_small cat "$small"; cat_small=$secs
+measure an_small "$bin" -q analyze -f json "$small"; an_small=$secs
+row "analyze small frames (2,000 flows): bytes/s" "$(awk -v b="$small_bytes" -v s="$an_small" 'BEGIN{printf "%.0f", b/s/1e6}')" "MB/s" \
+  "cat" "$(awk -v a="$an_small" -v c="$cat_small" 'BEGIN{printf "%.0f%%", 100*c/a}')" ">= 35 %"
+
+measure an_many "$bin" -q analyze -f json "$many"; an_many=$secs; rss_json=$rss
+row "analyze 400,000 flows vs 2,000: wall" "$an_many" "s" "2,000 flows: ${an_small} s" \
+  "$(awk -v a="$an_many" -v b="$an_small" 'BEGIN{printf "%.2fx", a/b}')" "<= 1.5x"
+measure an_many_csv "$bin" -q analyze -f csv "$many"; rss_csv=$rss
+measure an_many_text "$bin" -q analyze --flows all "$many"; rss_text=$rss
+for f in json csv text; do
+  r=$(eval echo "\$rss_$f")
+  row "peak RSS, 400,000 flows, -f $f" "$((r / 1024))" "MiB" "per flow" \
+    "$(awk -v r="$r" 'BEGIN{printf "%.0f B", r*1024/400000}')" "<= 100 MiB"
+done
+
+measure dis_jsonl "$bin" dissect -f jsonl "$big"; dis_jsonl=$secs
+row "dissect -f jsonl" "$dis_jsonl" "s" "tshark -T fields" \
+  "$(awk -v a="$dis_jsonl" -v t="$ts_fields" 'BEGIN{printf "%.1fx", t/a}')" ">= 50x"
+measure dis_text "$bin" dissect "$big"; dis_text=$secs
+measure ts_text tshark -n -r "$big"; ts_text=$secs
+row "dissect (text)" "$dis_text" "s" "tshark (text)" \
+  "$(awk -v a="$dis_text" -v t="$ts_text" 'BEGIN{printf "%.1fx", t/a}')" ">= 15x"
+
+echo
+[ "${EXTRA:-1}" = 0 ] && exit 0
+if command -v tmux >/dev/null; then
+  echo "inspect (bench/inspect-open.sh; targets: first screen < 0.3 s, G < 0.5 s, RSS < 250 MiB):"
+  "$root/bench/inspect-open.sh" || echo "  (failed)"
+fi
+if [ "$(id -u)" = 0 ] && command -v tcpreplay >/dev/null; then
+  echo "send (bench/send-vs-tcpreplay.sh; target >= 2x tcpreplay --topspeed --preload-pcap):"
+  "$root/bench/send-vs-tcpreplay.sh" || echo "  (failed)"
+fi
