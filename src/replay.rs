@@ -28,6 +28,7 @@ pub mod pfc;
 pub mod psn;
 pub mod sketch;
 pub mod tcp_bth;
+pub mod thinvec;
 pub mod trust;
 
 use std::ops::ControlFlow;

@@ -25,6 +25,7 @@ use rocescope_dissectors::Psn;
 use super::finding::{Detail, Finding, Findings, Kind};
 use super::holes::{EXT_BASE, Hole, Holes};
 use super::sketch::Sketch;
+use super::thinvec::ThinVec;
 
 /// The valid path MTUs of rule 3.
 pub const PMTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
@@ -279,22 +280,23 @@ pub struct PsnStream {
     prev_time_ns: u64,
     holes: Holes,
     in_run: bool,
-    held: Option<Held>,
+    /// Boxed: rare (a resend at or below the previous PSN), and 130 bytes in every flow inline.
+    held: Option<Box<Held>>,
     /// Unanswered NAKs (PSN sequence error or RNR): the lowest position, and their times.
     nak_min: Option<u64>,
-    nak_times: Vec<u64>,
+    nak_times: ThinVec<u64>,
     /// Missing positions a NAK named while they were missing.
-    named: Vec<u64>,
+    named: ThinVec<u64>,
     /// One past the highest acknowledged position (0: none yet).
     ack_end: u64,
     /// Acknowledgements that arrived while a READ's count was open.
-    held_acks: Vec<Ack>,
+    held_acks: ThinVec<Ack>,
     pending: Option<PendingRead>,
     pub counters: PsnCounters,
     /// Unrecovered PSNs already closed (beyond the serial horizon).
     closed_unrecovered: u64,
     timings: Option<Box<Timings>>,
-    gaps: Vec<OpenGap>,
+    gaps: ThinVec<OpenGap>,
     // conformance
     /// The lowest NAK position since the last go-back.
     nak_since_go_back: Option<u64>,
@@ -306,7 +308,7 @@ pub struct PsnStream {
     /// Highest position an ACK acknowledged, and the duplicate or retransmitted positions
     /// since the last ACK (`ack_regression`).
     highest_ack: Option<u64>,
-    repeats: Vec<u64>,
+    repeats: ThinVec<u64>,
     finished: bool,
 }
 
@@ -423,7 +425,7 @@ impl PsnStream {
     /// The acknowledgements held while a READ's count was open, now that it is settled.
     fn apply_held_acks(&mut self, out: &mut StepOut) {
         let held = std::mem::take(&mut self.held_acks);
-        for a in &held {
+        for a in held.iter() {
             self.apply_ack(a, out);
         }
         self.held_acks = held;
@@ -507,8 +509,8 @@ impl PsnStream {
             }
             self.last_seq_nak = Some(q);
             self.resent_since_nak = false;
-            if let Some(i) = self.gaps.iter().position(|g| g.start <= q && q < g.end) {
-                let g = self.gaps.remove(i);
+            let open = self.gaps.iter().position(|g| g.start <= q && q < g.end);
+            if let Some(g) = open.and_then(|i| self.gaps.remove(i)) {
                 let wait = a.time_ns.saturating_sub(g.time_ns);
                 self.timings_mut().nak_generation.sample(wait);
             }
@@ -631,7 +633,7 @@ impl PsnStream {
         }
         // The held decision: is this packet the following PSN, already seen?
         if let Some(h) = self.held.take() {
-            self.resolve_held(h, Some(pkt.psn), out);
+            self.resolve_held(*h, Some(pkt.psn), out);
         }
         self.classify(pkt, pmtu, out);
     }
@@ -894,7 +896,7 @@ impl PsnStream {
                 // (a): answers every unanswered NAK
                 self.nak_min = None;
                 let times = std::mem::take(&mut self.nak_times);
-                for t in &times {
+                for t in times.iter() {
                     let wait = pkt.time_ns.saturating_sub(*t);
                     self.timings_mut().nak_response.sample(wait);
                 }
@@ -909,7 +911,7 @@ impl PsnStream {
                 (Some(Kind::Retransmission), Fill::Run)
             } else if at_or_below_prev {
                 // (b) waits for the next packet
-                self.held = Some(Held {
+                self.held = Some(Box::new(Held {
                     frame: pkt.frame,
                     time_ns: pkt.time_ns,
                     prev_time_ns: self.prev_time_ns,
@@ -918,7 +920,7 @@ impl PsnStream {
                     consumed: n_now,
                     filled,
                     in_run: self.in_run,
-                });
+                }));
                 if filled.total() == 0 && self.repeats.len() < REPEATS_MAX {
                     // whatever it turns out to be, it is a resend of a seen PSN
                     self.repeats.push(p);
@@ -970,7 +972,7 @@ impl PsnStream {
             self.apply_held_acks(&mut out);
         }
         if let Some(h) = self.held.take() {
-            self.resolve_held(h, None, &mut out);
+            self.resolve_held(*h, None, &mut out);
         }
         if let Some(w) = self.wrong_start.take() {
             if self.ack_end <= w.nak {
