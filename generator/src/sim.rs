@@ -139,7 +139,7 @@ enum Ev {
     Recover(u32),
     Pfc(u16, u32),
     /// The host's transmit side is free again: its waiting queue pairs take turns.
-    HostFree(u16),
+    HostFree(u32),
 }
 
 /// A queue pair waiting for its host's transmit side.
@@ -586,7 +586,7 @@ impl<'s> Generator<'s> {
                 self.on_arrive(p);
             }
             Ev::RespTx(c) => self.on_resp_tx(c),
-            Ev::HostFree(h) => self.on_host_free(usize::from(h)),
+            Ev::HostFree(h) => self.on_host_free(ix(h)),
             Ev::AtRequester(i) => {
                 let p = self.unpark(i);
                 self.on_at_requester(p);
@@ -616,10 +616,15 @@ impl<'s> Generator<'s> {
     fn wait_for_host(&mut self, h: usize, w: Waiter) {
         self.host_waiters[h].push_back(w);
         if !self.host_wake[h] {
-            self.host_wake[h] = true;
-            let h16 = u16::try_from(h).unwrap_or(u16::MAX);
-            self.push(self.host_tx_free[h], Ev::HostFree(h16));
+            self.wake_host_when_free(h);
         }
+    }
+
+    /// Schedules host `h`'s `HostFree` for when its transmit side is free.
+    fn wake_host_when_free(&mut self, h: usize) {
+        self.host_wake[h] = true;
+        let h32 = u32::try_from(h).unwrap_or(u32::MAX);
+        self.push(self.host_tx_free[h], Ev::HostFree(h32));
     }
 
     /// Host `h` is free: the waiting queue pairs take their turns, in order, until one of them
@@ -628,9 +633,7 @@ impl<'s> Generator<'s> {
         self.host_wake[h] = false;
         while !self.host_waiters[h].is_empty() {
             if self.host_tx_free[h] > self.now {
-                self.host_wake[h] = true;
-                let h16 = u16::try_from(h).unwrap_or(u16::MAX);
-                self.push(self.host_tx_free[h], Ev::HostFree(h16));
+                self.wake_host_when_free(h);
                 return;
             }
             // The host is free: the waiter's own check lets it through.
