@@ -17,6 +17,7 @@
 //! - [`trust`]: whether a capture file's ICRCs are the wire's (§6.5);
 //! - [`tcp_bth`]: messages over TCP with the `tcp_bth` option (§7).
 
+pub mod compact;
 pub mod engine;
 pub mod event;
 pub mod finding;
@@ -28,7 +29,6 @@ pub mod pfc;
 pub mod psn;
 pub mod sketch;
 pub mod tcp_bth;
-pub mod thinvec;
 pub mod trust;
 
 use std::ops::ControlFlow;

@@ -1,6 +1,8 @@
-//! A vector that costs one pointer while empty: per-flow lists that most flows never use
-//! (NAK times, held acknowledgements, open gaps, resent PSNs) would otherwise cost 24 bytes each
-//! in every one of hundreds of thousands of flows.
+//! Per-flow containers that cost one pointer while unused: lists most flows never use (NAK
+//! times, held acknowledgements, open gaps, resent PSNs) and a rarely held value (the (b)-rule
+//! decision) would otherwise cost their full size in every one of hundreds of thousands of
+//! flows. Both keep their allocation once made, so a flow that uses them often (a lossy one)
+//! does not allocate per frame.
 
 use std::ops::{Deref, DerefMut};
 
@@ -62,6 +64,43 @@ impl<T> DerefMut for ThinVec<T> {
     }
 }
 
+/// An optional `T` in a box that is kept once allocated: `set` and `take` of a value reuse it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot<T: Copy> {
+    boxed: Option<Box<T>>,
+    full: bool,
+}
+
+impl<T: Copy> Default for Slot<T> {
+    fn default() -> Self {
+        Slot {
+            boxed: None,
+            full: false,
+        }
+    }
+}
+
+impl<T: Copy> Slot<T> {
+    pub fn set(&mut self, v: T) {
+        match self.boxed.as_deref_mut() {
+            Some(b) => *b = v,
+            None => self.boxed = Some(Box::new(v)),
+        }
+        self.full = true;
+    }
+
+    /// The value, leaving the slot empty (the allocation stays).
+    pub fn take(&mut self) -> Option<T> {
+        let v = self.as_mut().copied();
+        self.full = false;
+        v
+    }
+
+    pub fn as_mut(&mut self) -> Option<&mut T> {
+        self.boxed.as_deref_mut().filter(|_| self.full)
+    }
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
@@ -85,5 +124,24 @@ mod test {
         assert_eq!(v.last(), Some(&80));
         v.clear();
         assert!(v.is_empty());
+    }
+
+    #[test]
+    fn a_slot_holds_one_value_and_keeps_its_box() {
+        let mut s: Slot<u64> = Slot::default();
+        assert_eq!(s.take(), None);
+        s.set(7);
+        *s.as_mut().unwrap() += 1;
+        assert_eq!(s.take(), Some(8));
+        assert_eq!(s.take(), None);
+        assert!(s.as_mut().is_none());
+        let before = s.boxed.as_deref().map(std::ptr::from_ref);
+        s.set(9);
+        assert_eq!(
+            s.boxed.as_deref().map(std::ptr::from_ref),
+            before,
+            "the box was reused"
+        );
+        assert_eq!(s.take(), Some(9));
     }
 }

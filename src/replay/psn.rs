@@ -22,10 +22,10 @@
 
 use rocescope_dissectors::Psn;
 
+use super::compact::{Slot, ThinVec};
 use super::finding::{Detail, Finding, Findings, Kind};
 use super::holes::{EXT_BASE, Hole, Holes};
 use super::sketch::Sketch;
-use super::thinvec::ThinVec;
 
 /// The valid path MTUs of rule 3.
 pub const PMTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
@@ -281,7 +281,7 @@ pub struct PsnStream {
     holes: Holes,
     in_run: bool,
     /// Boxed: rare (a resend at or below the previous PSN), and 130 bytes in every flow inline.
-    held: Option<Box<Held>>,
+    held: Slot<Held>,
     /// Unanswered NAKs (PSN sequence error or RNR): the lowest position, and their times.
     nak_min: Option<u64>,
     nak_times: ThinVec<u64>,
@@ -633,7 +633,7 @@ impl PsnStream {
         }
         // The held decision: is this packet the following PSN, already seen?
         if let Some(h) = self.held.take() {
-            self.resolve_held(*h, Some(pkt.psn), out);
+            self.resolve_held(h, Some(pkt.psn), out);
         }
         self.classify(pkt, pmtu, out);
     }
@@ -911,7 +911,7 @@ impl PsnStream {
                 (Some(Kind::Retransmission), Fill::Run)
             } else if at_or_below_prev {
                 // (b) waits for the next packet
-                self.held = Some(Box::new(Held {
+                self.held.set(Held {
                     frame: pkt.frame,
                     time_ns: pkt.time_ns,
                     prev_time_ns: self.prev_time_ns,
@@ -920,7 +920,7 @@ impl PsnStream {
                     consumed: n_now,
                     filled,
                     in_run: self.in_run,
-                }));
+                });
                 if filled.total() == 0 && self.repeats.len() < REPEATS_MAX {
                     // whatever it turns out to be, it is a resend of a seen PSN
                     self.repeats.push(p);
@@ -972,7 +972,7 @@ impl PsnStream {
             self.apply_held_acks(&mut out);
         }
         if let Some(h) = self.held.take() {
-            self.resolve_held(*h, None, &mut out);
+            self.resolve_held(h, None, &mut out);
         }
         if let Some(w) = self.wrong_start.take() {
             if self.ack_end <= w.nak {
