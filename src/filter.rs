@@ -39,7 +39,7 @@ mod eval;
 pub mod fields;
 mod parse;
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use rocescope_dissectors::stack::Dissected;
 
@@ -183,20 +183,15 @@ pub struct FilterError {
 
 impl fmt::Display for FilterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // One line whatever the filter holds: the message quotes parts of it (the inspector's
+        // filter bar shows it too, not only stderr).
         write!(
             f,
-            "display filter {:?}: column {}: ",
-            self.filter, self.column
-        )?;
-        // One line whatever the filter holds: the message quotes parts of it.
-        for c in self.message.chars() {
-            if c.is_control() {
-                write!(f, "{}", c.escape_debug())?;
-            } else {
-                f.write_char(c)?;
-            }
-        }
-        Ok(())
+            "display filter {:?}: column {}: {}",
+            self.filter,
+            self.column,
+            crate::one_line(&self.message)
+        )
     }
 }
 

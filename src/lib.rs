@@ -108,6 +108,21 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
     }
 }
 
+/// `text` on one line: control characters (a newline in a file name or a quoted filter value)
+/// escaped as Rust writes them (`\n`), everything else kept.
+#[must_use]
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// True when the error chain ends in a broken pipe (`rocescope dissect x | head`).
 #[must_use]
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -10,16 +10,7 @@ fn main() -> ExitCode {
         Err(err) if rocescope::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             // One line, whatever a file name or a quoted value holds.
-            let line: String = format!("{err:#}")
-                .chars()
-                .flat_map(|c| {
-                    let escaped = c.is_control().then(|| c.escape_debug());
-                    escaped
-                        .into_iter()
-                        .flatten()
-                        .chain((!c.is_control()).then_some(c))
-                })
-                .collect();
+            let line = rocescope::one_line(&format!("{err:#}"));
             eprintln!("rocescope: {line}");
             ExitCode::from(2)
         }
