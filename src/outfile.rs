@@ -81,12 +81,6 @@ impl AtomicFile {
         })
     }
 
-    /// The final name (the file a symbolic link named).
-    #[must_use]
-    pub fn path(&self) -> &Path {
-        &self.dest
-    }
-
     /// Flushes, syncs and renames the file to its final name (a device or FIFO: flushes).
     /// Writing afterwards fails.
     ///
