@@ -11,17 +11,13 @@ use std::process::Command;
 
 use nix::sys::resource::{UsageWho, getrusage};
 
+mod common;
+
 /// Peak RSS allowed for any run (KiB): the binary's own baseline is about 10 MiB.
 const MAX_RSS_KIB: i64 = 48 << 10;
 
 fn pcap(link: u32, caplen: u32) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&4u16.to_le_bytes());
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&link.to_le_bytes());
+    let mut out = common::pcap_header(false, link);
     // one honest 60-byte record, then the hostile one and a little data
     for (len, data) in [(60u32, vec![0u8; 60]), (caplen, vec![0xab; 100])] {
         out.extend_from_slice(&1_700_000_000u32.to_le_bytes());

@@ -9,6 +9,8 @@ use std::process::{Command, Stdio};
 use rocescope::capture::CaptureReader;
 use serde_json::Value;
 
+mod common;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -80,19 +82,6 @@ fn rewrite(src: &Path, dst: &Path, link: u32, prefix: Prefix) -> usize {
     }
     std::fs::write(dst, out).unwrap();
     n
-}
-
-fn jsonl(path: &Path) -> Vec<Value> {
-    let out = Command::new(bin())
-        .args(["dissect", "-f", "jsonl"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn analyze(path: &Path) -> Value {
@@ -179,7 +168,7 @@ fn fields_agree_with_tshark() {
     ];
     let mut compared = 0;
     for (name, _, dst) in rewritten(dir.path()) {
-        let ours = jsonl(&dst);
+        let ours = common::jsonl(&dst, &[]);
         let mut cmd = Command::new("tshark");
         cmd.arg("-r").arg(&dst).args(["-T", "fields"]);
         for (f, _) in fields {

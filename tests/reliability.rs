@@ -288,45 +288,30 @@ fn on_a_full_disk(blocks: u32, args: &[&std::ffi::OsStr]) -> Output {
 fn a_full_disk_is_one_line_naming_the_file_and_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = big_scenario(dir.path(), 300);
-    let out = dir.path().join("out.pcap");
-    let run = on_a_full_disk(
-        1024,
-        &[
-            "generate".as_ref(),
-            scenario.as_os_str(),
-            "-o".as_ref(),
-            out.as_os_str(),
-        ],
-    );
-    let err = one_line_error(&run, "generate onto a full disk");
-    assert!(err.contains("out.pcap"), "{err}");
-    assert!(
-        leftovers(dir.path()).is_empty(),
-        "{:?}",
-        leftovers(dir.path())
-    );
-
-    // The same for an analyze report that does not fit.
-    let report = dir.path().join("report.json");
+    let (out, report) = (dir.path().join("out.pcap"), dir.path().join("report.json"));
     let capture = demo("mixed.pcap");
-    let run = on_a_full_disk(
-        1,
-        &[
-            "analyze".as_ref(),
-            "-f".as_ref(),
-            "json".as_ref(),
-            "-o".as_ref(),
-            report.as_os_str(),
-            capture.as_os_str(),
-        ],
-    );
-    let err = one_line_error(&run, "analyze -o onto a full disk");
-    assert!(err.contains("report.json"), "{err}");
-    assert!(
-        leftovers(dir.path()).is_empty(),
-        "{:?}",
-        leftovers(dir.path())
-    );
+    let generate: Vec<&std::ffi::OsStr> = vec![
+        "generate".as_ref(),
+        scenario.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ];
+    let analyze: Vec<&std::ffi::OsStr> = vec![
+        "analyze".as_ref(),
+        "-f".as_ref(),
+        "json".as_ref(),
+        "-o".as_ref(),
+        report.as_os_str(),
+        capture.as_os_str(),
+    ];
+    // a capture of ~1.4 MB into 512 KiB, a report of a few KiB into 512 bytes
+    for (blocks, args, name) in [(1024, generate, "out.pcap"), (1, analyze, "report.json")] {
+        let run = on_a_full_disk(blocks, &args);
+        let err = one_line_error(&run, &format!("{args:?} onto a full disk"));
+        assert!(err.contains(name), "{err}");
+        let left = leftovers(dir.path());
+        assert!(left.is_empty(), "{left:?}");
+    }
 }
 
 #[test]

@@ -14,9 +14,9 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use rocescope::filter::{Filter, FrameFacts};
+use rocescope::filter::Filter;
 use rocescope::frame::FrameView;
-use rocescope_dissectors::stack::{DissectOptions, Dissected};
+use rocescope_dissectors::stack::DissectOptions;
 use rocescope_fuzz::demo_frames;
 
 /// Fields with values the demo captures take (and some they never do).
@@ -316,10 +316,6 @@ fn collect<'e>(e: &'e Expr, out: &mut Vec<&'e Test>, depth: usize) {
     }
 }
 
-fn eval(f: &Filter, facts: &FrameFacts, d: Option<&Dissected<'_>>) -> bool {
-    f.matches(facts, d)
-}
-
 fuzz_target!(|expr: Expr| {
     let mut text = String::new();
     let mut tests = Vec::new();
@@ -354,13 +350,13 @@ fuzz_target!(|expr: Expr| {
         let view = FrameView::new(owned.frame(), &options, 0);
         let facts = view.facts();
         let d = view.dissected.as_ref();
-        let mut verdicts = singles.iter().map(|f| eval(f, &facts, d));
+        let mut verdicts = singles.iter().map(|f| f.matches(&facts, d));
         let want = reference(&expr, &mut verdicts, 0);
-        assert_eq!(eval(&whole, &facts, d), want, "{text:?} on demo frame {i}");
+        assert_eq!(whole.matches(&facts, d), want, "{text:?} on demo frame {i}");
         for (a, b, what) in &identities {
             assert_eq!(
-                eval(a, &facts, d),
-                eval(b, &facts, d),
+                a.matches(&facts, d),
+                b.matches(&facts, d),
                 "{what} on demo frame {i}"
             );
         }

@@ -6,16 +6,25 @@ use std::process::Command;
 
 use rocescope::capture::CaptureReader;
 
+/// A little-endian pcap global header (version 2.4, snaplen 65535): nanosecond or
+/// microsecond timestamps, link type `link`.
 #[allow(dead_code)]
-/// A nanosecond Ethernet pcap of these frames (1 µs apart).
-pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
+pub fn pcap_header(nanos: bool, link: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(24);
+    let magic: u32 = if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 };
+    out.extend_from_slice(&magic.to_le_bytes());
     out.extend_from_slice(&2u16.to_le_bytes());
     out.extend_from_slice(&4u16.to_le_bytes());
     out.extend_from_slice(&[0; 8]);
     out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&link.to_le_bytes());
+    out
+}
+
+#[allow(dead_code)]
+/// A nanosecond Ethernet pcap of these frames (1 µs apart).
+pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
+    let mut out = pcap_header(true, 1);
     for (i, f) in frames.iter().enumerate() {
         let len = u32::try_from(f.len()).unwrap();
         out.extend_from_slice(&1_700_000_000u32.to_le_bytes());
@@ -42,13 +51,7 @@ pub fn frames_of(path: &Path) -> Vec<Vec<u8>> {
 /// each packet gets an ibdump record header (type 21 InfiniBand, flags 4, rlen = 16 + wlen).
 #[allow(dead_code)]
 pub fn write_pcap_link(path: &Path, link: u32, packets: &[Vec<u8>]) {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&4u16.to_le_bytes());
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&link.to_le_bytes());
+    let mut out = pcap_header(false, link);
     for (i, p) in packets.iter().enumerate() {
         let secs = 1_700_000_000 + u32::try_from(i).unwrap();
         let mut rec = Vec::new();
