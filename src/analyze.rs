@@ -84,6 +84,9 @@ pub fn replay_with(cfg: &AnalyzeConfig, split: Option<Split>) -> anyhow::Result<
 }
 
 fn replay_threads(cfg: &AnalyzeConfig, threads: Option<Option<Split>>) -> anyhow::Result<Replay> {
+    if let Some(live) = &cfg.live {
+        return replay_live(cfg, live, threads);
+    }
     let mut source = capture::open_all(&cfg.captures)?;
     let mut progress = Progress::new(cfg, source.size_hint());
     let replayed = replay::run_with(&mut source, &cfg.engine(), threads, &mut progress);
@@ -91,6 +94,95 @@ fn replay_threads(cfg: &AnalyzeConfig, threads: Option<Option<Split>>) -> anyhow
         Some(e) => Err(e.into()),
         None => Ok(replayed.replay),
     }
+}
+
+/// `analyze -i`: the replay on a live interface until `--duration` or a stop signal, a line per
+/// flow with new findings on stderr every `--report-every`, the kernel's drops in the report.
+fn replay_live(
+    cfg: &AnalyzeConfig,
+    live: &crate::live::LiveConfig,
+    threads: Option<Option<Split>>,
+) -> anyhow::Result<Replay> {
+    let mut source = crate::live::open(live)?;
+    let handle = source.handle();
+    crate::live::stop_on_signals(&handle)?;
+    if !cfg.quiet {
+        eprintln!("rocescope: {}", crate::live::listening_line(live, &source));
+    }
+    let mut report = LiveReport::new(cfg);
+    let replayed = replay::run_with(&mut source, &cfg.engine(), threads, &mut report);
+    let mut replay = replayed.replay;
+    replay.capture.kernel_drops = Some(handle.kernel_drops());
+    if let Some(e) = replayed.error {
+        return Err(e.into());
+    }
+    Ok(replay)
+}
+
+/// `analyze -i`'s periodic lines: for each flow with findings since the last line, their
+/// kinds and counts.
+struct LiveReport {
+    every: Option<std::time::Duration>,
+    last: std::time::Instant,
+    frames: u64,
+    /// Findings already reported (a position in the engine's list).
+    seen: usize,
+}
+
+impl LiveReport {
+    fn new(cfg: &AnalyzeConfig) -> Self {
+        LiveReport {
+            every: (!cfg.quiet).then_some(cfg.report_every),
+            last: std::time::Instant::now(),
+            frames: 0,
+            seen: 0,
+        }
+    }
+}
+
+impl Observer for LiveReport {
+    fn frame_done(&mut self, engine: &replay::Engine, idle: bool) {
+        let Some(every) = self.every else { return };
+        self.frames += 1;
+        // a clock read per 256 frames, or whenever the interface goes quiet
+        if !(idle || self.frames % 256 == 0) || self.last.elapsed() < every {
+            return;
+        }
+        self.last = std::time::Instant::now();
+        let events = engine.events();
+        let new = events.get(self.seen..).unwrap_or_default();
+        self.seen = events.len();
+        for line in live_lines(engine, new) {
+            eprintln!("rocescope: {line}");
+        }
+    }
+}
+
+/// One line per flow (and one for findings of no flow) of `new` findings.
+fn live_lines(engine: &replay::Engine, new: &[replay::Finding]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let mut by_flow: BTreeMap<Option<u32>, BTreeMap<&'static str, u64>> = BTreeMap::new();
+    for f in new {
+        *by_flow
+            .entry(f.flow)
+            .or_default()
+            .entry(f.kind.name())
+            .or_default() += 1;
+    }
+    by_flow
+        .into_iter()
+        .map(|(flow, kinds)| {
+            let counts: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            let counts = counts.join(", ");
+            match flow.and_then(|id| engine.flows().get(id as usize)) {
+                Some(f) => format!(
+                    "flow {} {} → {} QP {:#08x}: {counts} (lost {} so far)",
+                    f.id, f.key.src, f.key.dst, f.key.dest_qp, f.psn.counters.lost
+                ),
+                None => format!("capture: {counts}"),
+            }
+        })
+        .collect()
 }
 
 /// Write the report in `cfg.format`.

@@ -60,6 +60,82 @@ pub enum Command {
     Send(SendArgs),
     /// Browse a capture in the terminal: frames, field tree, bytes, flows, events, PSN and PFC views.
     Inspect(InspectArgs),
+    /// Capture live traffic from an interface into a pcapng file (needs root or CAP_NET_RAW).
+    Capture(CaptureArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// libpcap for RDMA devices (mlx5_0 …), the packet socket for network interfaces.
+    Auto,
+    /// The Linux packet socket (AF_PACKET, memory-mapped ring).
+    Packet,
+    /// libpcap (builds with `--features libpcap` only).
+    Libpcap,
+}
+
+/// Live input, for `dissect`, `analyze` and `inspect` (instead of capture files).
+#[derive(Debug, Clone, Args)]
+pub struct LiveArgs {
+    /// Capture from this interface (or RDMA device) instead of reading files (root or CAP_NET_RAW).
+    #[arg(
+        short = 'i',
+        long = "interface",
+        visible_alias = "iface",
+        value_name = "IFACE"
+    )]
+    pub iface: Option<String>,
+    /// Live: keep every frame, not only RoCE, RoCEv1, PFC/PAUSE and tcp_bth.
+    #[arg(long, requires = "iface")]
+    pub all: bool,
+    /// Live: bytes kept of each frame.
+    #[arg(long, value_name = "BYTES", requires = "iface")]
+    pub snaplen: Option<u32>,
+    /// Live: stop after this long (10s, 500ms, 2m); Ctrl-C stops too.
+    #[arg(long, value_name = "TIME", requires = "iface")]
+    pub duration: Option<String>,
+    /// Live: the capture backend.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+}
+
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// Interface (or RDMA device, with the libpcap backend) to capture from.
+    #[arg(
+        short = 'i',
+        long = "interface",
+        visible_alias = "iface",
+        value_name = "IFACE"
+    )]
+    pub iface: String,
+    /// pcapng file to write (with --ring, the name the numbered files are made from).
+    #[arg(short = 'w', long = "write", value_name = "FILE.pcapng")]
+    pub output: PathBuf,
+    /// Stop after this many frames.
+    #[arg(short = 'c', long = "count", value_name = "N")]
+    pub count: Option<u64>,
+    /// Stop after this long (10s, 500ms, 2m).
+    #[arg(long, value_name = "TIME")]
+    pub duration: Option<String>,
+    /// Bytes kept of each frame.
+    #[arg(long, value_name = "BYTES")]
+    pub snaplen: Option<u32>,
+    /// Keep every frame, not only RoCE, RoCEv1, PFC/PAUSE and tcp_bth.
+    #[arg(long)]
+    pub all: bool,
+    /// Rotate: keep at most N files (FILE_00001.pcapng …), the oldest removed.
+    #[arg(long, value_name = "N", requires = "ring_size")]
+    pub ring: Option<u32>,
+    /// Rotate when a file reaches this size (100M, 1G, 64K).
+    #[arg(long, value_name = "SIZE", requires = "ring")]
+    pub ring_size: Option<String>,
+    /// How often the counters go to stderr (when it is a terminal).
+    #[arg(long, value_name = "TIME", default_value = "1s")]
+    pub stats_every: String,
+    /// The capture backend.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
 }
 
 /// `analyze --help` for `--fail-on`: the groups and every event kind (interfaces.md §6.6; a
@@ -103,8 +179,17 @@ pub enum AnalyzeFormat {
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
     /// Capture files (pcap or pcapng; `-` for standard input); several are merged by time.
-    #[arg(required = true, value_name = "CAPTURE")]
+    #[arg(
+        required_unless_present = "iface",
+        conflicts_with = "iface",
+        value_name = "CAPTURE"
+    )]
     pub captures: Vec<PathBuf>,
+    #[command(flatten)]
+    pub live: LiveArgs,
+    /// Live: how often a line per flow with new findings goes to stderr.
+    #[arg(long, value_name = "TIME", default_value = "1s")]
+    pub report_every: String,
     /// Report format: text for people, json for scripts, csv for the flow table.
     #[arg(short, long, value_enum, default_value_t = AnalyzeFormat::Text)]
     pub format: AnalyzeFormat,
@@ -155,8 +240,14 @@ pub enum DissectFormat {
 #[derive(Debug, Args)]
 pub struct DissectArgs {
     /// Capture files (pcap or pcapng; `-` for standard input); several are merged by time.
-    #[arg(required = true, value_name = "CAPTURE")]
+    #[arg(
+        required_unless_present = "iface",
+        conflicts_with = "iface",
+        value_name = "CAPTURE"
+    )]
     pub captures: Vec<PathBuf>,
+    #[command(flatten)]
+    pub live: LiveArgs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = DissectFormat::Text)]
     pub format: DissectFormat,
@@ -213,8 +304,14 @@ pub struct SendArgs {
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     /// Capture file (pcap or pcapng) to browse.
-    #[arg(value_name = "CAPTURE")]
-    pub capture: PathBuf,
+    #[arg(
+        required_unless_present = "iface",
+        conflicts_with = "iface",
+        value_name = "CAPTURE"
+    )]
+    pub capture: Option<PathBuf>,
+    #[command(flatten)]
+    pub live: LiveArgs,
     /// Display filter applied when the inspector opens.
     #[arg(short = 'Y', long = "filter", value_name = "EXPR")]
     pub filter: Option<String>,

@@ -5,12 +5,14 @@
 //!
 //! [`GlobalConfig`] holds what every subcommand shares; each subcommand has its own config
 //! and, where it has several output formats, its own small `Format` enum:
-//! [`dissect`], [`analyze`], [`inspect`], [`generate`], [`send`].
+//! [`dissect`], [`analyze`], [`inspect`], [`generate`], [`send`], [`live`] (`-i` and
+//! `capture`).
 
 pub mod analyze;
 pub mod dissect;
 pub mod generate;
 pub mod inspect;
+pub mod live;
 pub mod send;
 
 use std::io::IsTerminal;
@@ -19,6 +21,7 @@ pub use self::analyze::{AnalyzeConfig, AnalyzeFormat, FailOn};
 pub use self::dissect::{DissectConfig, DissectFormat};
 pub use self::generate::GenerateConfig;
 pub use self::inspect::InspectConfig;
+pub use self::live::{CaptureConfig, LiveConfig, Rotation};
 pub use self::send::{Bound, SendConfig};
 use crate::cli;
 use crate::units::parse_link_speed;

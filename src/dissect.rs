@@ -85,20 +85,39 @@ fn marks(cfg: &DissectConfig) -> anyhow::Result<Option<FrameMarks>> {
 /// # Errors
 /// As [`run`].
 pub fn write_all(cfg: &DissectConfig, out: &mut impl Write) -> anyhow::Result<()> {
-    let mut marks = marks(cfg)?;
-    let reader = capture::open_all(&cfg.captures)?;
     let mut writer = Writer::new(cfg);
-    writer.header(out)?;
-    let result = if cfg.count == Some(0) {
-        Ok(())
+    let result = if let Some(live) = &cfg.live {
+        if cfg.filter.as_ref().is_some_and(|f| f.uses_marks()) {
+            bail!(
+                "-Y: the analysis marks (loss, ooo, dup, retrans) need the capture read twice: capture to a file first (rocescope capture -w), then dissect it"
+            );
+        }
+        let mut source = crate::live::open(live)?;
+        let handle = source.handle();
+        crate::live::stop_on_signals(&handle)?;
+        if !cfg.quiet {
+            eprintln!("rocescope: {}", crate::live::listening_line(live, &source));
+        }
+        writer.header(out)?;
+        let shown = frames(cfg, &mut source, Some(&handle), &mut None, &mut writer, out);
+        // a stop signal ends the capture; what was shown is the output
+        shown
     } else {
-        frames(
-            cfg,
-            Ranged::new(reader, cfg.frames),
-            &mut marks,
-            &mut writer,
-            out,
-        )
+        let mut marks = marks(cfg)?;
+        let reader = capture::open_all(&cfg.captures)?;
+        writer.header(out)?;
+        if cfg.count == Some(0) {
+            Ok(())
+        } else {
+            frames(
+                cfg,
+                &mut Ranged::new(reader, cfg.frames),
+                None,
+                &mut marks,
+                &mut writer,
+                out,
+            )
+        }
     };
     // The frames decoded before a capture error still go out.
     let finished = writer.finish(out);
@@ -109,7 +128,8 @@ pub fn write_all(cfg: &DissectConfig, out: &mut impl Write) -> anyhow::Result<()
 
 fn frames(
     cfg: &DissectConfig,
-    mut source: Ranged<capture::MergedReader>,
+    source: &mut dyn source::FrameSource,
+    live: Option<&crate::live::LiveHandle>,
     marks: &mut Option<FrameMarks>,
     writer: &mut Writer,
     out: &mut impl Write,
@@ -120,29 +140,31 @@ fn frames(
         ..DissectOptions::default()
     };
     let mut shown = 0u64;
-    source::for_each(
-        &mut source,
-        Threads::Auto,
-        |frame, at| -> anyhow::Result<_> {
-            let view = FrameView::new(frame, &options, at.first_time_ns);
-            if let Some(filter) = &cfg.filter {
-                let m = marks
-                    .as_mut()
-                    .map(|m| m.next_frame(frame.number))
-                    .unwrap_or_default();
-                if !filter.matches_marked(&view.facts(), m, view.dissected.as_ref()) {
-                    return Ok(ControlFlow::Continue(()));
-                }
+    source::for_each(source, Threads::Auto, |frame, at| -> anyhow::Result<_> {
+        let view = FrameView::new(frame, &options, at.first_time_ns);
+        if let Some(filter) = &cfg.filter {
+            let m = marks
+                .as_mut()
+                .map(|m| m.next_frame(frame.number))
+                .unwrap_or_default();
+            if !filter.matches_marked(&view.facts(), m, view.dissected.as_ref()) {
+                return Ok(ControlFlow::Continue(()));
             }
-            writer.frame(&view, out)?;
-            shown += 1;
-            Ok(if cfg.count.is_some_and(|c| shown >= c) {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            })
-        },
-    )
+        }
+        writer.frame(&view, out)?;
+        shown += 1;
+        if at.idle {
+            out.flush()?; // live: the frame is shown as it arrives
+        }
+        Ok(if cfg.count.is_some_and(|c| shown >= c) {
+            if let Some(live) = live {
+                live.stop(); // the capture thread ends too
+            }
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        })
+    })
 }
 
 /// The chosen output format with its reusable buffers.

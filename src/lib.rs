@@ -34,7 +34,9 @@ pub mod dissect;
 pub mod filter;
 pub mod frame;
 pub mod generate;
+pub mod live;
 pub mod outfile;
+pub mod record;
 pub mod replay;
 pub mod send;
 pub mod sink;
@@ -99,6 +101,10 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
             if !global.quiet {
                 println!("{summary} on {}", cfg.iface);
             }
+            Ok(Status::Clean)
+        }
+        cli::Command::Capture(args) => {
+            record::run(&config::CaptureConfig::try_from((&global, args))?)?;
             Ok(Status::Clean)
         }
         cli::Command::Inspect(args) => {

@@ -61,6 +61,10 @@ pub trait Observer {
     fn progress(&mut self, _frames: u64, _bytes: u64) -> ControlFlow<()> {
         ControlFlow::Continue(())
     }
+
+    /// After every frame, with the engine (its flows and findings so far) and whether the
+    /// source had nothing more ready (a live capture's summaries use it).
+    fn frame_done(&mut self, _engine: &Engine, _idle: bool) {}
 }
 
 impl Observer for () {}
@@ -147,6 +151,7 @@ pub fn run_with<S: FrameSource + ?Sized>(
                 }
             }
             frames += 1;
+            observer.frame_done(&engine, at.idle);
             if frames % PROGRESS_EVERY == 0 && observer.progress(frames, at.bytes).is_break() {
                 stopped = true;
                 return Ok(ControlFlow::Break(()));

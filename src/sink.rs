@@ -367,6 +367,10 @@ impl<W: Write> PcapNgWriter<W> {
     /// # Errors
     /// Writing the header blocks fails, or the link type does not fit.
     pub fn with_config(out: W, snaplen: u32, link: LinkType) -> io::Result<Self> {
+        Self::start(out, snaplen, link, None)
+    }
+
+    fn start(out: W, snaplen: u32, link: LinkType, name: Option<&str>) -> io::Result<Self> {
         let snaplen = if snaplen == 0 {
             DEFAULT_SNAPLEN
         } else {
@@ -389,19 +393,7 @@ impl<W: Write> PcapNgWriter<W> {
         shb[16..24].copy_from_slice(&(-1i64).to_le_bytes()); // section length: unknown
         shb[24..28].copy_from_slice(&28u32.to_le_bytes()); // block total length
         out.write_all(&shb)?;
-        // Interface Description Block: if_tsresol = 9, opt_endofopt.
-        let mut idb = [0u8; 32];
-        idb[0..4].copy_from_slice(&1u32.to_le_bytes()); // block type
-        idb[4..8].copy_from_slice(&32u32.to_le_bytes()); // block total length
-        idb[8..10].copy_from_slice(&link16.to_le_bytes()); // link type
-        // 10..12 reserved: 0
-        idb[12..16].copy_from_slice(&snaplen.to_le_bytes()); // snaplen
-        idb[16..18].copy_from_slice(&9u16.to_le_bytes()); // option code: if_tsresol
-        idb[18..20].copy_from_slice(&1u16.to_le_bytes()); // option length
-        idb[20] = 9; // 10^-9 s; 21..24 padding
-        // 24..28 opt_endofopt: code 0, length 0
-        idb[28..32].copy_from_slice(&32u32.to_le_bytes()); // block total length
-        out.write_all(&idb)?;
+        out.write_all(&interface_block(link16, snaplen, name))?;
         Ok(PcapNgWriter { out, snaplen })
     }
 
@@ -413,6 +405,45 @@ impl<W: Write> PcapNgWriter<W> {
         self.out.into_inner()
     }
 
+    /// The writer the blocks go to (what was flushed to it so far).
+    pub fn get_ref(&self) -> Option<&W> {
+        self.out.inner.as_ref()
+    }
+
+    /// A pcapng of a live capture on interface `name` (written in its IDB's `if_name`).
+    ///
+    /// # Errors
+    /// As [`PcapNgWriter::with_config`].
+    pub fn for_interface(out: W, snaplen: u32, link: LinkType, name: &str) -> io::Result<Self> {
+        Self::start(out, snaplen, link, Some(name))
+    }
+
+    /// An Interface Statistics Block: frames received and dropped by the capture (`isb_ifrecv`,
+    /// `isb_ifdrop`) at `time_ns`, as tcpdump and dumpcap write at the end of a capture.
+    ///
+    /// # Errors
+    /// The write fails.
+    pub fn statistics(&mut self, time_ns: u64, received: u64, dropped: u64) -> io::Result<()> {
+        let mut b = Vec::with_capacity(64);
+        b.extend_from_slice(&5u32.to_le_bytes()); // block type: ISB
+        b.extend_from_slice(&0u32.to_le_bytes()); // total length, set below
+        b.extend_from_slice(&0u32.to_le_bytes()); // interface id
+        let ts_hi = u32::try_from(time_ns >> 32).unwrap_or(u32::MAX);
+        let ts_lo = u32::try_from(time_ns & 0xFFFF_FFFF).unwrap_or(0);
+        b.extend_from_slice(&ts_hi.to_le_bytes());
+        b.extend_from_slice(&ts_lo.to_le_bytes());
+        for (code, value) in [(4u16, received), (5u16, dropped)] {
+            b.extend_from_slice(&code.to_le_bytes());
+            b.extend_from_slice(&8u16.to_le_bytes());
+            b.extend_from_slice(&value.to_le_bytes());
+        }
+        b.extend_from_slice(&[0; 4]); // opt_endofopt
+        let total = u32::try_from(b.len() + 4).unwrap_or(u32::MAX);
+        b[4..8].copy_from_slice(&total.to_le_bytes());
+        b.extend_from_slice(&total.to_le_bytes());
+        self.out.write_all(&b)
+    }
+
     fn write_block(&mut self, time_ns: u64, frame: &[u8], orig_len: u32) -> io::Result<()> {
         const PAD: [u8; 3] = [0; 3];
         let (data, orig_len) = cut(frame, orig_len, self.snaplen)?;
@@ -422,6 +453,36 @@ impl<W: Write> PcapNgWriter<W> {
         self.out.write_all(&PAD[..pad])?;
         self.out.write_all(&total.to_le_bytes())
     }
+}
+
+/// An Interface Description Block: `if_tsresol` = 9 (nanoseconds) and, for a live capture,
+/// `if_name`.
+fn interface_block(link: u16, snaplen: u32, name: Option<&str>) -> Vec<u8> {
+    let mut b = Vec::with_capacity(64);
+    b.extend_from_slice(&1u32.to_le_bytes()); // block type: IDB
+    b.extend_from_slice(&0u32.to_le_bytes()); // total length, set below
+    b.extend_from_slice(&link.to_le_bytes());
+    b.extend_from_slice(&0u16.to_le_bytes()); // reserved
+    b.extend_from_slice(&snaplen.to_le_bytes());
+    if let Some(name) = name {
+        // an option value is at most 65,535 bytes; an interface name is far shorter
+        let name = name
+            .as_bytes()
+            .get(..name.len().min(255))
+            .unwrap_or_default();
+        b.extend_from_slice(&2u16.to_le_bytes()); // if_name
+        b.extend_from_slice(&u16::try_from(name.len()).unwrap_or(0).to_le_bytes());
+        b.extend_from_slice(name);
+        b.resize(b.len() + (4 - name.len() % 4) % 4, 0);
+    }
+    b.extend_from_slice(&9u16.to_le_bytes()); // if_tsresol
+    b.extend_from_slice(&1u16.to_le_bytes());
+    b.extend_from_slice(&[9, 0, 0, 0]); // 10^-9 s, padding
+    b.extend_from_slice(&[0; 4]); // opt_endofopt
+    let total = u32::try_from(b.len() + 4).unwrap_or(u32::MAX);
+    b[4..8].copy_from_slice(&total.to_le_bytes());
+    b.extend_from_slice(&total.to_le_bytes());
+    b
 }
 
 /// An Enhanced Packet Block's first 28 bytes, the padding after `caplen` bytes of frame,

@@ -31,6 +31,13 @@ pub trait FrameSource: Send {
     /// Bytes the source will deliver in all, when known (files; not pipes or interfaces).
     fn size_hint(&self) -> Option<u64>;
 
+    /// Whether [`advance`](Self::advance) would return without waiting for more input: a
+    /// live interface says no when everything received so far has been handed out (readers
+    /// then hand over what they have instead of waiting for a full batch, and writers flush).
+    fn ready(&self) -> bool {
+        true
+    }
+
     /// Time of the first frame the source read, delivered or not (relative times count from
     /// it); `None` before any.
     fn first_time_ns(&self) -> Option<u64>;
@@ -129,6 +136,43 @@ impl<S: FrameSource> FrameSource for Ranged<S> {
     fn first_time_ns(&self) -> Option<u64> {
         self.inner.first_time_ns()
     }
+
+    fn ready(&self) -> bool {
+        self.inner.ready()
+    }
+}
+
+/// The first `n` frames of another source, without reading past them (a file still being
+/// written, whose end may be a record cut in the middle).
+#[derive(Debug)]
+pub struct Limited<S> {
+    inner: S,
+    left: u64,
+}
+
+impl<S: FrameSource> Limited<S> {
+    pub fn new(inner: S, n: u64) -> Self {
+        Limited { inner, left: n }
+    }
+}
+
+impl<S: FrameSource> FrameSource for Limited<S> {
+    fn advance(&mut self) -> Option<Result<(), CaptureError>> {
+        self.left = self.left.checked_sub(1)?;
+        self.inner.advance()
+    }
+
+    fn current(&self) -> Frame<'_> {
+        self.inner.current()
+    }
+
+    fn size_hint(&self) -> Option<u64> {
+        self.inner.size_hint()
+    }
+
+    fn first_time_ns(&self) -> Option<u64> {
+        self.inner.first_time_ns()
+    }
 }
 
 /// Frames per batch at most: a hand-off costs microseconds, a batch about 100 µs of work.
@@ -173,6 +217,9 @@ pub struct Progress {
     /// Bytes read so far (frame data plus a record header per frame); read ahead on a second
     /// thread, up to the end of the batch the frame came in.
     pub bytes: u64,
+    /// Nothing more had arrived when this frame was handed over (a live source waits for
+    /// input next): the moment to flush what was written.
+    pub idle: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -202,6 +249,8 @@ pub struct Batch<P> {
     at: Progress,
     /// The source's error right after these frames (the reading then stops).
     error: Option<CaptureError>,
+    /// The batch ended because the source had nothing more ready.
+    idle_end: bool,
 }
 
 impl<P> Batch<P> {
@@ -211,6 +260,7 @@ impl<P> Batch<P> {
             items: Vec::with_capacity(BATCH_FRAMES),
             at: Progress::default(),
             error: None,
+            idle_end: false,
         }
     }
 
@@ -272,6 +322,7 @@ where
             if at.bytes == 0 {
                 at.first_time_ns = source.first_time_ns().unwrap_or(0);
             }
+            at.idle = !source.ready();
             let frame = source.current();
             at.bytes += u64::from(frame.caplen) + RECORD_OVERHEAD;
             if each(Slot::Frame(frame), at)?.is_break() {
@@ -296,6 +347,10 @@ where
 {
     let mut busy = false;
     while !batch.full() {
+        if !batch.items.is_empty() && !source.ready() {
+            batch.idle_end = true;
+            return Filled::More;
+        }
         if batch.items.len() % DECIDE_EVERY == 0 {
             busy = ahead.waiting() > 0;
         }
@@ -359,14 +414,17 @@ where
     let fill = move |batch: &mut Batch<P>, ahead: &ahead::Ahead| {
         batch.data.clear();
         batch.items.clear();
+        batch.idle_end = false;
         let filled = fill_batch(batch, &mut *source, &mut at, ahead, &mut prepare);
         batch.at = at;
         filled
     };
     // a break (the consumer stopped) needs nothing more than the end does
     let _ = ahead::run(pool, fill, |batch: &mut Batch<P>| -> Result<_, E> {
-        let at = batch.at;
-        for item in &batch.items {
+        let mut at = batch.at;
+        let last = batch.items.len().saturating_sub(1);
+        for (i, item) in batch.items.iter().enumerate() {
+            at.idle = batch.idle_end && i == last;
             let slot = match item {
                 Item::Frame(m) => Slot::Frame(Frame {
                     number: m.number,

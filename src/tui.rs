@@ -34,8 +34,28 @@ pub use crate::config::InspectConfig;
 /// # Errors
 /// A capture that cannot be opened or is not a regular file, no terminal, a terminal that
 /// cannot be set up or read.
-pub fn run(cfg: InspectConfig) -> anyhow::Result<()> {
-    check_before_taking_the_screen(&cfg)?;
+pub fn run(mut cfg: InspectConfig) -> anyhow::Result<()> {
+    // Live: frames are spooled to a temporary pcapng (removed on exit) that the inspector
+    // reads as it reads a file.
+    let _spool = match &cfg.live {
+        Some(live) => {
+            // opened once here, so that an interface or permission problem is one line
+            // before the screen is taken (the worker opens its own)
+            drop(crate::live::open(live)?);
+            let spool = tempfile::Builder::new()
+                .prefix("rocescope-live-")
+                .suffix(".pcapng")
+                .tempfile()
+                .context("creating the live spool file")?;
+            cfg.capture = spool.path().to_owned();
+            check_terminal()?;
+            Some(spool)
+        }
+        None => {
+            check_before_taking_the_screen(&cfg)?;
+            None
+        }
+    };
     // Before ratatui installs its panic hook (which restores the terminal and then calls this
     // one), so the mouse mode is switched off too.
     let prev = std::panic::take_hook();
@@ -68,6 +88,10 @@ fn check_before_taking_the_screen(cfg: &InspectConfig) -> anyhow::Result<()> {
         );
     }
     CaptureReader::open(path)?;
+    check_terminal()
+}
+
+fn check_terminal() -> anyhow::Result<()> {
     if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
         bail!(
             "inspect needs a terminal on standard input and output (for plain output use `rocescope dissect` or `rocescope analyze`)"

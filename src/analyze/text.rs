@@ -221,11 +221,14 @@ pub fn write(
     color: bool,
 ) -> io::Result<()> {
     let c = &replay.capture;
-    let files: Vec<String> = cfg
-        .captures
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
+    let files: Vec<String> = match &cfg.live {
+        Some(live) => vec![format!("live on {}", live.iface)],
+        None => cfg
+            .captures
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+    };
     let span = match (c.first_time_ns, c.last_time_ns) {
         (Some(a), Some(b)) => Duration(b.saturating_sub(a)).to_string(),
         _ => "0s".to_string(),
@@ -250,6 +253,17 @@ pub fn write(
         c.icrc_errors,
         link_speed_label(cfg.link_bps),
     )?;
+    if let Some(drops) = c.kernel_drops {
+        writeln!(
+            out,
+            "capture: {drops} frames dropped by the kernel while capturing{}",
+            if drops > 0 {
+                " (capture drops, not network loss: a PSN gap they leave shows as not_captured where the receiver's acknowledgements were captured)"
+            } else {
+                ""
+            }
+        )?;
+    }
     writeln!(out, "{}", loss_words(replay))?;
     if !replay.icrc_unreliable.is_empty() {
         let names: Vec<&str> = replay

@@ -124,6 +124,10 @@ fn parse_flows(s: &str) -> anyhow::Result<Option<usize>> {
 #[derive(Debug, Clone)]
 pub struct AnalyzeConfig {
     pub captures: Vec<PathBuf>,
+    /// `-i IFACE`: a live interface instead of `captures`.
+    pub live: Option<super::LiveConfig>,
+    /// Live: a line per flow with new findings on stderr this often.
+    pub report_every: std::time::Duration,
     pub format: AnalyzeFormat,
     pub output: Option<PathBuf>,
     pub fail_on: FailOn,
@@ -147,7 +151,14 @@ impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
     type Error = anyhow::Error;
 
     fn try_from((global, args): (&GlobalConfig, cli::AnalyzeArgs)) -> anyhow::Result<Self> {
+        let report_every = parse_duration(&args.report_every)
+            .map_err(|e| anyhow::anyhow!("--report-every: {e}"))?;
+        if report_every.is_zero() {
+            anyhow::bail!("--report-every: give a time above zero");
+        }
         Ok(AnalyzeConfig {
+            live: super::live::live_input(global, &args.live, None)?,
+            report_every,
             captures: args.captures,
             format: args.format.into(),
             output: args.output,
@@ -181,6 +192,8 @@ impl AnalyzeConfig {
     pub fn new(captures: Vec<PathBuf>) -> Self {
         AnalyzeConfig {
             captures,
+            live: None,
+            report_every: std::time::Duration::from_secs(1),
             format: AnalyzeFormat::Text,
             output: None,
             fail_on: FailOn::default(),

@@ -35,6 +35,8 @@ impl From<cli::DissectFormat> for DissectFormat {
 #[derive(Debug)]
 pub struct DissectConfig {
     pub captures: Vec<PathBuf>,
+    /// `-i IFACE`: a live interface instead of `captures`.
+    pub live: Option<super::LiveConfig>,
     pub format: DissectFormat,
     /// Compiled with the replay's analysis marks allowed (`loss`, `ooo`, …): when it uses
     /// them, `dissect` replays the capture first.
@@ -63,7 +65,12 @@ impl TryFrom<(&GlobalConfig, cli::DissectArgs)> for DissectConfig {
             Some(expr) => Some(Filter::compile_with_marks(expr)?),
             None => None,
         };
+        let live = super::live::live_input(global, &args.live, None)?;
+        if live.is_some() && args.frames.is_some() {
+            anyhow::bail!("--frames numbers frames of a file; with -i use -c");
+        }
         Ok(DissectConfig {
+            live,
             captures: args.captures,
             format: args.format.into(),
             filter,

@@ -10,6 +10,8 @@ use crate::units::DEFAULT_LINK_BPS;
 #[derive(Debug, Clone)]
 pub struct InspectConfig {
     pub capture: PathBuf,
+    /// `-i IFACE`: a live interface instead of `capture`.
+    pub live: Option<super::LiveConfig>,
     /// The display filter the inspector opens with (compiled, with its errors shown, there).
     pub filter: Option<String>,
     pub roce_ports: Vec<u16>,
@@ -24,6 +26,7 @@ impl InspectConfig {
     pub fn new(capture: impl Into<PathBuf>) -> Self {
         InspectConfig {
             capture: capture.into(),
+            live: None,
             filter: None,
             roce_ports: Vec::new(),
             rd_as_rd: false,
@@ -36,11 +39,14 @@ impl TryFrom<(&GlobalConfig, cli::InspectArgs)> for InspectConfig {
     type Error = anyhow::Error;
 
     fn try_from((global, args): (&GlobalConfig, cli::InspectArgs)) -> anyhow::Result<Self> {
-        if args.capture.as_os_str() == "-" {
+        let live = super::live::live_input(global, &args.live, None)?;
+        let capture = args.capture.unwrap_or_default();
+        if live.is_none() && capture.as_os_str() == "-" {
             anyhow::bail!("inspect needs a capture file, not standard input");
         }
         Ok(InspectConfig {
-            capture: args.capture,
+            live,
+            capture,
             filter: args.filter,
             roce_ports: global.roce_ports.clone(),
             rd_as_rd: global.rd_as_rd,

@@ -179,6 +179,12 @@ impl Engine {
         self.index.get(key).map(|&i| &self.flows[i as usize])
     }
 
+    /// The findings so far, in the order they were made (sorted by frame only at the end).
+    #[must_use]
+    pub fn events(&self) -> &[Finding] {
+        &self.events
+    }
+
     fn tick(&mut self, time_ns: u64) {
         self.capture.frames += 1;
         if self.capture.first_time_ns.is_none() {

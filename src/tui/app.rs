@@ -194,6 +194,8 @@ pub struct App {
     pub should_quit: bool,
     /// A one-line message for the status bar.
     pub notice: Option<String>,
+    /// Live: frames the kernel dropped (capture drops, not network loss).
+    pub kernel_drops: Option<u64>,
     generation: u64,
     workers: Workers,
 }
@@ -217,11 +219,16 @@ impl App {
             roce_ports: cfg.roce_ports.clone(),
             rd_as_rd: cfg.rd_as_rd,
             link_bps: cfg.link_bps,
+            live: cfg.live.clone(),
+            spooled: Arc::default(),
         };
-        let name = cfg.capture.file_name().map_or_else(
-            || cfg.capture.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+        let name = match &cfg.live {
+            Some(live) => format!("live on {}", live.iface),
+            None => cfg.capture.file_name().map_or_else(
+                || cfg.capture.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+        };
         let (file, error) = match FrameFile::open(&cfg.capture) {
             Ok(f) => (Some(f), None),
             Err(e) => (None, Some(format!("{}: {e}", cfg.capture.display()))),
@@ -241,7 +248,8 @@ impl App {
             size: (120, 40),
             sel: 0,
             top: 0,
-            follow_end: false,
+            // live: the list follows the newest frame until the user moves up
+            follow_end: cfg.live.is_some(),
             pending_frame: None,
             detail: None,
             collapsed: HashSet::new(),
@@ -257,6 +265,7 @@ impl App {
             event_sel: 0,
             should_quit: false,
             notice: None,
+            kernel_drops: None,
             generation: 0,
             workers: Workers::new(wcfg),
         };
@@ -279,6 +288,7 @@ impl App {
 
     /// Applies every worker update that has arrived; true when something changed.
     pub fn pump(&mut self) -> bool {
+        self.workers.tick();
         let mut changed = false;
         while let Some(u) = self.workers.try_recv() {
             self.update(u);
@@ -321,7 +331,13 @@ impl App {
                     self.error = Some(e);
                 }
             }
-            Update::ReplayProgress(frames) => self.replay = ReplayState::Running { frames },
+            // live: the previous replay stays on screen while the next one runs
+            Update::ReplayProgress(frames) => {
+                if !matches!(self.replay, ReplayState::Done(_)) {
+                    self.replay = ReplayState::Running { frames };
+                }
+            }
+            Update::KernelDrops(n) => self.kernel_drops = Some(n),
             Update::ReplayDone(Ok(data)) => self.replay = ReplayState::Done(data),
             Update::ReplayDone(Err(e)) => self.replay = ReplayState::Failed(e),
             Update::Matches { generation, frames } => {

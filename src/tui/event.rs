@@ -39,7 +39,7 @@ pub fn map_key(key: KeyEvent, mode: Mode) -> Option<Action> {
             KeyCode::Char('n') => Action::NextMatch,
             KeyCode::Char('N') => Action::PrevMatch,
             KeyCode::Char('g') | KeyCode::Home => Action::Top,
-            KeyCode::Char('G') | KeyCode::End => Action::Bottom,
+            KeyCode::Char('G' | 'F') | KeyCode::End => Action::Bottom,
             KeyCode::Up | KeyCode::Char('k') => Action::Up,
             KeyCode::Down | KeyCode::Char('j') => Action::Down,
             KeyCode::PageUp => Action::PageUp,

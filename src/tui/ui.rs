@@ -494,8 +494,10 @@ pub fn render_filter(app: &App, frame: &mut Frame<'_>, area: Rect) {
 /// The status line: file, frame count, index and replay progress, messages.
 pub fn render_status(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let mut s = format!(" {} · {} frames", app.name, app.index.len());
-    if !app.index_done {
-        s.push_str(" (indexing…)");
+    match app.kernel_drops {
+        Some(drops) => s.push_str(&format!(" · {drops} dropped by the kernel")),
+        None if !app.index_done => s.push_str(" (indexing…)"),
+        None => {}
     }
     match &app.replay {
         ReplayState::Running { frames } => s.push_str(&format!(" · replay: {frames} frames…")),
@@ -543,7 +545,7 @@ const HELP: &[(&str, &str)] = &[
     ("PgUp PgDn", "page"),
     (
         "g G Home End",
-        "first / last (G follows the end while indexing)",
+        "first / last (G, F: follow the newest frame)",
     ),
     ("Enter", "list: to the tree; tree: expand/collapse"),
     (

@@ -14,7 +14,7 @@ use std::net::IpAddr;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::Duration;
@@ -25,9 +25,11 @@ use crate::capture::CaptureReader;
 use crate::capture::index::{IndexEntry, Indexer};
 use crate::filter::{Filter, FrameMarks};
 use crate::frame::FrameView;
+use crate::live::{self, LiveConfig};
 use crate::replay::Addr;
 use crate::replay::{self, Detail, EngineConfig, Finding, Kind, Observer, PacketEvent, Replay};
-use crate::source::{self, Threads};
+use crate::sink::{FrameSink, PcapNgWriter};
+use crate::source::{self, Limited, Threads};
 
 /// Index entries sent per update.
 const INDEX_CHUNK: usize = 16_384;
@@ -107,6 +109,8 @@ pub enum Update {
     MatchesDone {
         generation: u64,
     },
+    /// Live: frames the kernel dropped so far.
+    KernelDrops(u64),
 }
 
 /// Settings the workers share.
@@ -116,6 +120,10 @@ pub struct WorkerCfg {
     pub roce_ports: Vec<u16>,
     pub rd_as_rd: bool,
     pub link_bps: u64,
+    /// Live: the interface captured into `path` (the spool file) as the inspector runs.
+    pub live: Option<LiveConfig>,
+    /// Live: frames the spool file holds whole so far (what replays and filters may read).
+    pub spooled: Arc<AtomicU64>,
 }
 
 /// The inspector's background threads: they all report on one channel and stop together.
@@ -126,6 +134,10 @@ pub struct Workers {
     rx: Receiver<Update>,
     /// Stops the index and the replay (filters have their own flags).
     stop: Arc<AtomicBool>,
+    /// Live: a replay of the spool is running.
+    replaying: Arc<AtomicBool>,
+    /// Live: when the last replay started, and the frames it read.
+    replayed: (std::time::Instant, u64),
 }
 
 impl Workers {
@@ -137,11 +149,40 @@ impl Workers {
             tx,
             rx,
             stop: Arc::new(AtomicBool::new(false)),
+            replaying: Arc::default(),
+            replayed: (std::time::Instant::now(), 0),
         }
     }
 
-    /// Starts indexing the capture and replaying it.
+    /// Live: replays the spool again when frames came since the last replay, at most every
+    /// [`LIVE_REPLAY_EVERY`] and one at a time (the same replay a file gets: the inspector
+    /// shows what `analyze` of the frames so far reports).
+    pub fn tick(&mut self) {
+        if self.cfg.live.is_none() {
+            return;
+        }
+        let spooled = self.cfg.spooled.load(Ordering::Acquire);
+        if spooled > self.replayed.1
+            && self.replayed.0.elapsed() >= LIVE_REPLAY_EVERY
+            && !self.replaying.swap(true, Ordering::AcqRel)
+        {
+            self.replayed = (std::time::Instant::now(), spooled);
+            spawn_live_replay(&self.cfg, &self.tx, &self.stop, &self.replaying);
+        }
+    }
+
+    /// Starts indexing the capture and replaying it (live: capturing, indexing as frames come
+    /// and replaying what came every [`LIVE_REPLAY_EVERY`]).
     pub fn start(&self) {
+        if let Some(live) = &self.cfg.live {
+            spawn_live(
+                &self.cfg,
+                live.clone(),
+                self.tx.clone(),
+                Arc::clone(&self.stop),
+            );
+            return;
+        }
         spawn_index(&self.cfg, self.tx.clone(), Arc::clone(&self.stop));
         spawn_replay(&self.cfg, self.tx.clone(), Arc::clone(&self.stop));
     }
@@ -283,7 +324,7 @@ fn replay(
     stop: &AtomicBool,
 ) -> Option<Result<ReplayData, String>> {
     let mut reader = match CaptureReader::open(&cfg.path) {
-        Ok(r) => r,
+        Ok(r) => Limited::new(r, cfg.frames_readable()),
         Err(e) => return Some(Err(e.to_string())),
     };
     let engine = EngineConfig {
@@ -405,10 +446,11 @@ fn spawn_filter(
     let _ = thread::Builder::new()
         .name("inspect-filter".into())
         .spawn(move || {
-            let Ok(mut reader) = CaptureReader::open(&cfg.path) else {
+            let Ok(reader) = CaptureReader::open(&cfg.path) else {
                 let _ = tx.send(Update::MatchesDone { generation });
                 return;
             };
+            let mut reader = Limited::new(reader, cfg.frames_readable());
             let options = DissectOptions {
                 roce_ports: &cfg.roce_ports,
                 rd_as_rd: cfg.rd_as_rd,
@@ -446,6 +488,144 @@ fn spawn_filter(
             }
             let _ = tx.send(Update::MatchesDone { generation });
         });
+}
+
+impl WorkerCfg {
+    /// Frames a reader of `path` may read: all of a file, what was spooled whole of a live
+    /// capture.
+    fn frames_readable(&self) -> u64 {
+        if self.live.is_some() {
+            self.spooled.load(Ordering::Acquire)
+        } else {
+            u64::MAX
+        }
+    }
+}
+
+/// Live: the spool is replayed again this often while frames come.
+pub const LIVE_REPLAY_EVERY: Duration = Duration::from_secs(1);
+/// Live: new frames are handed to the UI at least this often.
+const LIVE_INDEX_EVERY: Duration = Duration::from_millis(100);
+
+/// The live worker: the interface into the spool file (pcapng) and an index entry per frame as
+/// it is written ([`Workers::tick`] replays the spool).
+fn spawn_live(cfg: &WorkerCfg, live: LiveConfig, tx: Sender<Update>, stop: Arc<AtomicBool>) {
+    let cfg = cfg.clone();
+    let _ = thread::Builder::new()
+        .name("inspect-live".into())
+        .spawn(move || {
+            let done = match capture_live(&cfg, &live, &tx, &stop) {
+                Ok(()) => None,
+                Err(e) => Some(crate::one_line(&format!("{e:#}"))),
+            };
+            let _ = tx.send(Update::IndexDone(done));
+        });
+}
+
+/// Counts the bytes written through it: where the next pcapng block starts.
+struct Counting<W> {
+    inner: W,
+    written: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn capture_live(
+    cfg: &WorkerCfg,
+    live: &LiveConfig,
+    tx: &Sender<Update>,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<()> {
+    let mut source = live::open(live)?;
+    let handle = source.handle();
+    let file = std::fs::OpenOptions::new().append(true).open(&cfg.path)?;
+    let mut out = PcapNgWriter::for_interface(
+        Counting {
+            inner: file,
+            written: 0,
+        },
+        live.snaplen,
+        source.link(),
+        &live.iface,
+    )?;
+    out.finish()?;
+    // the header blocks are out: every frame's block starts `next` bytes in
+    let mut next = out.get_ref().map_or(0, |c| c.written);
+    let link = source.link();
+    let mut entries = Vec::new();
+    let mut sent = std::time::Instant::now();
+    let mut frames = 0u64;
+    let mut watched = 0u64;
+    let result = source::for_each(&mut source, Threads::One, |frame, at| {
+        out.send_truncated(frame.time_ns, frame.data, frame.orig_len)?;
+        entries.push(IndexEntry {
+            offset: next + 28,
+            time_ns: frame.time_ns,
+            len: frame.caplen,
+            caplen: frame.caplen,
+            orig_len: frame.orig_len,
+            link,
+        });
+        next += 32 + u64::from(frame.caplen.div_ceil(4) * 4);
+        frames += 1;
+        if at.idle || entries.len() >= INDEX_CHUNK || sent.elapsed() >= LIVE_INDEX_EVERY {
+            out.finish()?;
+            cfg.spooled.store(frames, Ordering::Release);
+            sent = std::time::Instant::now();
+            let _ = tx.send(Update::KernelDrops(handle.kernel_drops()));
+            if tx
+                .send(Update::Indexed(std::mem::take(&mut entries)))
+                .is_err()
+            {
+                handle.stop();
+            }
+        }
+        // the app went away: end the capture (checked now and then, a load is cheap)
+        watched += 1;
+        if watched % 64 == 0 && stop.load(Ordering::Relaxed) {
+            handle.stop();
+        }
+        Ok::<_, anyhow::Error>(ControlFlow::Continue(()))
+    });
+    out.finish()?;
+    cfg.spooled.store(frames, Ordering::Release);
+    let _ = tx.send(Update::KernelDrops(handle.kernel_drops()));
+    if !entries.is_empty() {
+        let _ = tx.send(Update::Indexed(entries));
+    }
+    result
+}
+
+/// One replay of what was spooled so far, on its own thread; `busy` is cleared when it ends.
+fn spawn_live_replay(
+    cfg: &WorkerCfg,
+    tx: &Sender<Update>,
+    stop: &Arc<AtomicBool>,
+    busy: &Arc<AtomicBool>,
+) {
+    let (cfg, tx, stop) = (cfg.clone(), tx.clone(), Arc::clone(stop));
+    let done = Arc::clone(busy);
+    let spawned = thread::Builder::new()
+        .name("inspect-replay".into())
+        .spawn(move || {
+            if let Some(result) = replay(&cfg, &tx, &stop) {
+                let _ = tx.send(Update::ReplayDone(result.map(Box::new)));
+            }
+            done.store(false, Ordering::Release);
+        });
+    if spawned.is_err() {
+        busy.store(false, Ordering::Release);
+    }
 }
 
 /// The display filter selecting one flow's frames.
