@@ -100,7 +100,7 @@ impl Ticker {
         let Some(every) = self.every else { return };
         self.frames += 1;
         // a clock read per 256 frames, or whenever the interface goes quiet
-        if (idle || self.frames % 256 == 0) && self.last.elapsed() >= every {
+        if (idle || self.frames.is_multiple_of(256)) && self.last.elapsed() >= every {
             self.last = Instant::now();
             eprint!(
                 "\rrocescope: {} frames captured, {} dropped by the kernel ",

@@ -152,7 +152,9 @@ pub fn run_with<S: FrameSource + ?Sized>(
             }
             frames += 1;
             observer.frame_done(&engine, at.idle);
-            if frames % PROGRESS_EVERY == 0 && observer.progress(frames, at.bytes).is_break() {
+            if frames.is_multiple_of(PROGRESS_EVERY)
+                && observer.progress(frames, at.bytes).is_break()
+            {
                 stopped = true;
                 return Ok(ControlFlow::Break(()));
             }

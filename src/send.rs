@@ -257,7 +257,7 @@ mod tests {
         let s = send_into(&sc, 3, None, Bound::default(), &mut slow).unwrap();
         assert_eq!(s.frames as usize, gen_sink.frames.len());
         assert!(
-            gen_sink.frames.len() % 64 != 0,
+            !gen_sink.frames.len().is_multiple_of(64),
             "the scenario should end mid-batch"
         );
         let got: Vec<&Vec<u8>> = slow.0.frames.iter().map(|f| &f.1).collect();

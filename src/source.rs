@@ -351,7 +351,7 @@ where
             batch.idle_end = true;
             return Filled::More;
         }
-        if batch.items.len() % DECIDE_EVERY == 0 {
+        if batch.items.len().is_multiple_of(DECIDE_EVERY) {
             busy = ahead.waiting() > 0;
         }
         match source.advance() {

@@ -37,11 +37,11 @@ pub use crate::config::InspectConfig;
 pub fn run(mut cfg: InspectConfig) -> anyhow::Result<()> {
     // Live: frames are spooled to a temporary pcapng (removed on exit) that the inspector
     // reads as it reads a file.
-    let _spool = match &cfg.live {
+    let (_spool, source) = match &cfg.live {
         Some(live) => {
-            // opened once here, so that an interface or permission problem is one line
-            // before the screen is taken (the worker opens its own)
-            drop(crate::live::open(live)?);
+            // opened here, so that an interface or permission problem is one line before the
+            // screen is taken, and the capture runs when the screen shows
+            let source = crate::live::open(live)?;
             let spool = tempfile::Builder::new()
                 .prefix("rocescope-live-")
                 .suffix(".pcapng")
@@ -49,11 +49,11 @@ pub fn run(mut cfg: InspectConfig) -> anyhow::Result<()> {
                 .context("creating the live spool file")?;
             cfg.capture = spool.path().to_owned();
             check_terminal()?;
-            Some(spool)
+            (Some(spool), Some(source))
         }
         None => {
             check_before_taking_the_screen(&cfg)?;
-            None
+            (None, None)
         }
     };
     // Before ratatui installs its panic hook (which restores the terminal and then calls this
@@ -63,7 +63,7 @@ pub fn run(mut cfg: InspectConfig) -> anyhow::Result<()> {
         let _ = execute!(std::io::stdout(), DisableMouseCapture);
         prev(info);
     }));
-    let mut app = app::App::open(&cfg);
+    let mut app = app::App::open_with(&cfg, source);
     let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
     let _ = execute!(std::io::stdout(), EnableMouseCapture);
     let result = event_loop(&mut terminal, &mut app);

@@ -70,11 +70,11 @@ pub fn link_speed_label(bps: u64) -> String {
         (1_000_000, "M"),
         (1_000, "K"),
     ] {
-        if bps >= scale && bps % scale == 0 {
+        if bps >= scale && bps.is_multiple_of(scale) {
             return format!("{}{unit}", bps / scale);
         }
     }
-    if bps >= 1_000_000_000 && (bps * 10) % 1_000_000_000 == 0 {
+    if bps >= 1_000_000_000 && (bps * 10).is_multiple_of(1_000_000_000) {
         return format!("{}.{}G", bps / 1_000_000_000, (bps / 100_000_000) % 10);
     }
     format!("{bps}bps")

@@ -181,8 +181,12 @@ impl Rng {
 /// captured by a sniffer that writes a wrong ICRC in every frame; one in nine native
 /// InfiniBand, and some mirrored through ERSPAN III or tunnelled in VXLAN or MPLS.
 fn random_scenario(rng: &mut Rng, i: u64) -> String {
-    let point = if i % 2 == 0 { "receiver" } else { "sender" };
-    let v6 = i % 3 == 0;
+    let point = if i.is_multiple_of(2) {
+        "receiver"
+    } else {
+        "sender"
+    };
+    let v6 = i.is_multiple_of(3);
     let vlan = if i % 4 == 1 {
         "vlan = 100\npcp = 3\n"
     } else {

@@ -168,7 +168,7 @@ impl Ng {
         }
     }
     fn block(&mut self, block_type: u32, mut body: Vec<u8>) -> &mut Self {
-        while body.len() % 4 != 0 {
+        while !body.len().is_multiple_of(4) {
             body.push(0);
         }
         let total = u32::try_from(body.len() + 12).unwrap();
@@ -856,10 +856,10 @@ impl XorShift {
 }
 
 fn read_everything(name: &str, bytes: Vec<u8>) {
-    if let Ok(reader) = reader_from(name, bytes) {
-        if let Some(e) = read_all(reader).1 {
-            assert_one_line(&e);
-        }
+    if let Ok(reader) = reader_from(name, bytes)
+        && let Some(e) = read_all(reader).1
+    {
+        assert_one_line(&e);
     }
 }
 

@@ -240,10 +240,10 @@ fn ours(frame: &[u8], link: LinkType, truncated: bool) -> Ours {
             _ => {}
         }
     }
-    if row[ENCAP + 12].is_none() {
-        if let Some(u) = &d.udp {
-            row[ENCAP + 12] = Some(u64::from(u.dst_port()));
-        }
+    if row[ENCAP + 12].is_none()
+        && let Some(u) = &d.udp
+    {
+        row[ENCAP + 12] = Some(u64::from(u.dst_port()));
     }
     let (mut opcode, mut payload_len) = (None, 0);
     if let Some(r) = &d.roce {
@@ -346,16 +346,16 @@ fn check_scenario(sc: &Scenario, name: &str, n: usize, o: &Ours, seen_pfc: &mut 
                 o.payload_len
             );
         }
-        if let Some(dma) = o.row[4] {
-            if info.operation == Operation::RdmaWrite {
-                let len = u32::try_from(dma).unwrap();
-                assert!(
-                    conns
-                        .iter()
-                        .any(|&(i, req)| req && sizes_possible(sc, i, len)),
-                    "{at}: RETH DMA length {len} is no message size of the scenario's traffic"
-                );
-            }
+        if let Some(dma) = o.row[4]
+            && info.operation == Operation::RdmaWrite
+        {
+            let len = u32::try_from(dma).unwrap();
+            assert!(
+                conns
+                    .iter()
+                    .any(|&(i, req)| req && sizes_possible(sc, i, len)),
+                "{at}: RETH DMA length {len} is no message size of the scenario's traffic"
+            );
         }
     }
     if let Some(enable) = o.row[8] {

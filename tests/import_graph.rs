@@ -236,10 +236,10 @@ impl Graph {
             edges: BTreeMap::new(),
         };
         for (file, _, abs) in uses {
-            if let Some(target) = g.resolve(&abs, 0) {
-                if target != file {
-                    g.edges.entry(file).or_default().insert(target);
-                }
+            if let Some(target) = g.resolve(&abs, 0)
+                && target != file
+            {
+                g.edges.entry(file).or_default().insert(target);
             }
         }
         g
@@ -251,15 +251,14 @@ impl Graph {
             .rev()
             .find(|&n| self.modules.contains_key(&abs[..n]))?;
         let module = &abs[..n];
-        if depth < 8 {
-            if let Some(name) = abs.get(n) {
-                if let Some(to) = self.reexports.get(module).and_then(|r| r.get(name)) {
-                    let mut next = to.clone();
-                    next.extend_from_slice(&abs[n + 1..]);
-                    if next != abs {
-                        return self.resolve(&next, depth + 1);
-                    }
-                }
+        if depth < 8
+            && let Some(name) = abs.get(n)
+            && let Some(to) = self.reexports.get(module).and_then(|r| r.get(name))
+        {
+            let mut next = to.clone();
+            next.extend_from_slice(&abs[n + 1..]);
+            if next != abs {
+                return self.resolve(&next, depth + 1);
             }
         }
         self.modules.get(module).cloned()
@@ -297,10 +296,10 @@ impl Graph {
         }
         let mut state = BTreeMap::new();
         for f in self.modules.values() {
-            if state.get(f).copied().unwrap_or(0) == 0 {
-                if let Some(c) = dfs(self, f, &mut state, &mut Vec::new()) {
-                    return Some(c);
-                }
+            if state.get(f).copied().unwrap_or(0) == 0
+                && let Some(c) = dfs(self, f, &mut state, &mut Vec::new())
+            {
+                return Some(c);
             }
         }
         None
@@ -356,10 +355,10 @@ fn no_command_imports_another() {
             continue;
         }
         for to in tos {
-            if let Some(c) = command_of(to) {
-                if command_of(from) != Some(c) {
-                    wrong.push(show(&[from.clone(), to.clone()]));
-                }
+            if let Some(c) = command_of(to)
+                && command_of(from) != Some(c)
+            {
+                wrong.push(show(&[from.clone(), to.clone()]));
             }
         }
     }

@@ -157,7 +157,7 @@ pub(super) fn open(path: &Path, input: &mut Input) -> Result<PcapNg, CaptureErro
         }
     };
     let len = read_u32(input.avail(), 4, big).unwrap_or(0) as usize;
-    if !(28..=MAX_RECORD_LEN).contains(&len) || len % 4 != 0 {
+    if !(28..=MAX_RECORD_LEN).contains(&len) || !len.is_multiple_of(4) {
         return Err(CaptureError::Malformed {
             path: path.to_owned(),
             what,
@@ -238,7 +238,7 @@ fn next(
             });
         }
         let len = read_u32(avail, 4, len_big).unwrap_or(0) as usize;
-        if len < BLOCK_MIN_LEN || len % 4 != 0 || len > MAX_RECORD_LEN {
+        if len < BLOCK_MIN_LEN || !len.is_multiple_of(4) || len > MAX_RECORD_LEN {
             return Err(StepError::Malformed {
                 what: "block",
                 offset,

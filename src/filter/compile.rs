@@ -267,13 +267,11 @@ impl Compiler<'_> {
                 format!("`{name}` is a protocol: it can only be tested for presence"),
             )),
             FieldType::Uint | FieldType::Bool | FieldType::Opcode => {
-                if in_set {
-                    if let Some((a, b)) = v.split_once("..") {
-                        let a = self.literal(name, kind, a, false)?;
-                        let b = self.literal(name, kind, b, false)?;
-                        if let (Lit::Int(a), Lit::Int(b)) = (a, b) {
-                            return Ok(Lit::Range(a.min(b), a.max(b)));
-                        }
+                if in_set && let Some((a, b)) = v.split_once("..") {
+                    let a = self.literal(name, kind, a, false)?;
+                    let b = self.literal(name, kind, b, false)?;
+                    if let (Lit::Int(a), Lit::Int(b)) = (a, b) {
+                        return Ok(Lit::Range(a.min(b), a.max(b)));
                     }
                 }
                 if let Some(n) = parse_int(v) {

@@ -42,23 +42,23 @@ pub(super) fn matches(
             hits |= 1 << i;
         }
     }
-    if filter.needs_tree {
-        if let Some(d) = d {
-            let mut eval = Eval {
-                filter,
-                hits,
-                names: [""; MAX_DEPTH],
-                depth: 0,
-                overflow: 0,
-                unframed: 0,
-                frames: [FrameKind::Object; MAX_DEPTH],
-                fdepth: 0,
-                counter: 0,
-                item: None,
-            };
-            visit(d, &mut eval);
-            hits = eval.hits;
-        }
+    if filter.needs_tree
+        && let Some(d) = d
+    {
+        let mut eval = Eval {
+            filter,
+            hits,
+            names: [""; MAX_DEPTH],
+            depth: 0,
+            overflow: 0,
+            unframed: 0,
+            frames: [FrameKind::Object; MAX_DEPTH],
+            fdepth: 0,
+            counter: 0,
+            item: None,
+        };
+        visit(d, &mut eval);
+        hits = eval.hits;
     }
     eval_node(&filter.root, hits)
 }

@@ -648,15 +648,14 @@ impl Engine {
         if let Some(m) = out.learned_pmtu.take() {
             f.pmtu_seen = f.pmtu_seen.max(m);
         }
-        if let Some((psn, n)) = out.settled.take() {
-            if let Some(t) = f
+        if let Some((psn, n)) = out.settled.take()
+            && let Some(t) = f
                 .reads
                 .iter_mut()
                 .rev()
                 .find(|t| t.psn == psn && t.n.is_none())
-            {
-                t.n = Some(n);
-            }
+        {
+            t.n = Some(n);
         }
         if let Some(r) = out.new_read.take() {
             f.reads

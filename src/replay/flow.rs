@@ -137,11 +137,11 @@ impl ReadTrack {
             Some(r) if r.0 == off + 1 => r.0 = off,
             Some(r) if r.1 == off => {
                 r.1 = off + 1;
-                if let Some(&(s, e)) = self.rest.get(i + 1) {
-                    if s == off + 1 {
-                        self.rest[i].1 = e;
-                        self.rest.remove(i + 1);
-                    }
+                if let Some(&(s, e)) = self.rest.get(i + 1)
+                    && s == off + 1
+                {
+                    self.rest[i].1 = e;
+                    self.rest.remove(i + 1);
                 }
             }
             _ => self.rest.insert(i, (off, off + 1)),

@@ -461,11 +461,11 @@ impl PsnStream {
             self.highest_ack = Some(self.highest_ack.map_or(q, |h| h.max(q)));
             self.repeats.clear();
         }
-        if let Some(w) = self.wrong_start {
-            if end > w.nak {
-                // the NAK's PSN was acknowledged: the capture missed the right resend
-                self.wrong_start = None;
-            }
+        if let Some(w) = self.wrong_start
+            && end > w.nak
+        {
+            // the NAK's PSN was acknowledged: the capture missed the right resend
+            self.wrong_start = None;
         }
     }
 
@@ -664,10 +664,11 @@ impl PsnStream {
                 Fill::Reorder | Fill::Nothing => {}
             }
         }
-        if let Some(h) = self.held.as_mut() {
-            if h.p == pr.p && h.consumed.is_none() {
-                h.consumed = Some(n);
-            }
+        if let Some(h) = self.held.as_mut()
+            && h.p == pr.p
+            && h.consumed.is_none()
+        {
+            h.consumed = Some(n);
         }
         out.settled = Some((pr.psn, n));
     }
@@ -803,17 +804,17 @@ impl PsnStream {
             // the right resend came after all
             self.wrong_start = None;
         }
-        if p <= self.prev {
-            if let Some(nak) = self.nak_since_go_back.take() {
-                if p != nak && self.wrong_start.is_none() {
-                    self.wrong_start = Some(WrongStart {
-                        frame: pkt.frame,
-                        time_ns: pkt.time_ns,
-                        psn: pkt.psn,
-                        nak,
-                    });
-                }
-            }
+        if p <= self.prev
+            && let Some(nak) = self.nak_since_go_back.take()
+            && p != nak
+            && self.wrong_start.is_none()
+        {
+            self.wrong_start = Some(WrongStart {
+                frame: pkt.frame,
+                time_ns: pkt.time_ns,
+                psn: pkt.psn,
+                nak,
+            });
         }
     }
 
@@ -974,22 +975,22 @@ impl PsnStream {
         if let Some(h) = self.held.take() {
             self.resolve_held(h, None, &mut out);
         }
-        if let Some(w) = self.wrong_start.take() {
-            if self.ack_end <= w.nak {
-                out.findings.push(finding(
-                    Kind::GbnWrongStart,
-                    w.frame,
-                    w.time_ns,
-                    w.psn,
-                    Detail::Text(format!(
-                        "go-back after a NAK of PSN {} resent from PSN {}, and PSN {} was never \
+        if let Some(w) = self.wrong_start.take()
+            && self.ack_end <= w.nak
+        {
+            out.findings.push(finding(
+                Kind::GbnWrongStart,
+                w.frame,
+                w.time_ns,
+                w.psn,
+                Detail::Text(format!(
+                    "go-back after a NAK of PSN {} resent from PSN {}, and PSN {} was never \
                          acknowledged (a resend lost before the capture point looks the same)",
-                        self.psn_of(w.nak),
-                        w.psn,
-                        self.psn_of(w.nak)
-                    )),
-                ));
-            }
+                    self.psn_of(w.nak),
+                    w.psn,
+                    self.psn_of(w.nak)
+                )),
+            ));
         }
         let unrecovered = self.holes.total() + self.closed_unrecovered;
         self.counters.unrecovered = unrecovered;

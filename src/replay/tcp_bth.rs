@@ -618,10 +618,10 @@ impl TcpBthTracker {
                 None => {}
             }
         }
-        if let Some(t) = s.tsval {
-            if newer || dir.max_tsval.is_none() {
-                dir.max_tsval = Some(t);
-            }
+        if let Some(t) = s.tsval
+            && (newer || dir.max_tsval.is_none())
+        {
+            dir.max_tsval = Some(t);
         }
         dir.insert(a0, a1);
         dir.max_end = dir.max_end.max(a1);
@@ -677,13 +677,13 @@ impl TcpBthTracker {
                     format!("MS={} on a {}, {range}", u8::from(s.more), place.name()),
                 );
             }
-            if let Some(m) = &known {
-                if m.family != family {
-                    emit(
-                        Kind::TcpBthOpcodeGrammar,
-                        format!("opcode family changes within the message, {range}"),
-                    );
-                }
+            if let Some(m) = &known
+                && m.family != family
+            {
+                emit(
+                    Kind::TcpBthOpcodeGrammar,
+                    format!("opcode family changes within the message, {range}"),
+                );
             }
             // immediate data: only on the opcodes that carry it, the same in every segment
             if s.v1 {
@@ -824,16 +824,16 @@ impl TcpBthTracker {
                             Kind::TcpBthMsnGap,
                             format!("MSN {lo} then MSN {hi} with no TCP hole between, {range}"),
                         );
-                    } else if step == 1 {
-                        if let Some(e) = a_end.filter(|&e| e != b.start) {
-                            emit(
-                                Kind::TcpBthContiguity,
-                                format!(
-                                    "MSN {hi} starts at seq {}, MSN {lo} ends at seq {e}, {range}",
-                                    b.start
-                                ),
-                            );
-                        }
+                    } else if step == 1
+                        && let Some(e) = a_end.filter(|&e| e != b.start)
+                    {
+                        emit(
+                            Kind::TcpBthContiguity,
+                            format!(
+                                "MSN {hi} starts at seq {}, MSN {lo} ends at seq {e}, {range}",
+                                b.start
+                            ),
+                        );
                     }
                 }
                 dir.by_start.entry(start).or_insert(msn);

@@ -214,6 +214,12 @@ impl App {
     /// cannot be read is an error line in the UI.
     #[must_use]
     pub fn open(cfg: &InspectConfig) -> App {
+        Self::open_with(cfg, None)
+    }
+
+    /// [`App::open`]; live, capturing from `source` (already open) when it is given.
+    #[must_use]
+    pub fn open_with(cfg: &InspectConfig, source: Option<crate::live::LiveSource>) -> App {
         let wcfg = WorkerCfg {
             path: cfg.capture.clone(),
             roce_ports: cfg.roce_ports.clone(),
@@ -270,7 +276,7 @@ impl App {
             workers: Workers::new(wcfg),
         };
         if app.file.is_some() {
-            app.workers.start();
+            app.workers.start_with(source);
         } else {
             app.index_done = true;
             app.replay = ReplayState::Failed("capture not readable".into());
@@ -360,11 +366,11 @@ impl App {
 
     /// Brings the selection in line with what is known now (new rows, pending jumps).
     fn settle(&mut self) {
-        if let Some(n) = self.pending_frame {
-            if let Some(row) = self.row_of_frame(n) {
-                self.pending_frame = None;
-                self.select_row(row);
-            }
+        if let Some(n) = self.pending_frame
+            && let Some(row) = self.row_of_frame(n)
+        {
+            self.pending_frame = None;
+            self.select_row(row);
         }
         if self.follow_end {
             let rows = self.row_count();
@@ -621,10 +627,11 @@ impl App {
     pub fn jump_to_frame(&mut self, number: u64) {
         self.view = View::Frames;
         self.focus = Focus::List;
-        if let Some(a) = &self.display {
-            if a.matches.binary_search(&number).is_err() && a.done {
-                self.drop_display();
-            }
+        if let Some(a) = &self.display
+            && a.matches.binary_search(&number).is_err()
+            && a.done
+        {
+            self.drop_display();
         }
         match self.row_of_frame(number) {
             Some(row) => {

@@ -65,7 +65,7 @@ pub fn missed_points(
             .min(points.len() - 1);
         let (near, near_y) = (points[at].psn, ys[at]);
         for i in 0..m.n {
-            if k % step == 0 {
+            if k.is_multiple_of(step) {
                 let psn = m.first.wrapping_add(i) & 0x00FF_FFFF;
                 let d = psn.wrapping_sub(near) & 0x00FF_FFFF;
                 let d = if d >= 1 << 23 {

@@ -174,10 +174,17 @@ impl Workers {
     /// Starts indexing the capture and replaying it (live: capturing, indexing as frames come
     /// and replaying what came every [`LIVE_REPLAY_EVERY`]).
     pub fn start(&self) {
+        self.start_with(None);
+    }
+
+    /// [`start`](Self::start), live from `source` when it is given (opened before the screen
+    /// was taken, so that the capture is running when the inspector shows).
+    pub fn start_with(&self, source: Option<live::LiveSource>) {
         if let Some(live) = &self.cfg.live {
             spawn_live(
                 &self.cfg,
                 live.clone(),
+                source,
                 self.tx.clone(),
                 Arc::clone(&self.stop),
             );
@@ -509,12 +516,22 @@ const LIVE_INDEX_EVERY: Duration = Duration::from_millis(100);
 
 /// The live worker: the interface into the spool file (pcapng) and an index entry per frame as
 /// it is written ([`Workers::tick`] replays the spool).
-fn spawn_live(cfg: &WorkerCfg, live: LiveConfig, tx: Sender<Update>, stop: Arc<AtomicBool>) {
+fn spawn_live(
+    cfg: &WorkerCfg,
+    live: LiveConfig,
+    source: Option<live::LiveSource>,
+    tx: Sender<Update>,
+    stop: Arc<AtomicBool>,
+) {
     let cfg = cfg.clone();
     let _ = thread::Builder::new()
         .name("inspect-live".into())
         .spawn(move || {
-            let done = match capture_live(&cfg, &live, &tx, &stop) {
+            let opened = match source {
+                Some(s) => Ok(s),
+                None => live::open(&live),
+            };
+            let done = match opened.and_then(|s| capture_live(&cfg, &live, s, &tx, &stop)) {
                 Ok(()) => None,
                 Err(e) => Some(crate::one_line(&format!("{e:#}"))),
             };
@@ -543,10 +560,10 @@ impl<W: std::io::Write> std::io::Write for Counting<W> {
 fn capture_live(
     cfg: &WorkerCfg,
     live: &LiveConfig,
+    mut source: live::LiveSource,
     tx: &Sender<Update>,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<()> {
-    let mut source = live::open(live)?;
     let handle = source.handle();
     let file = std::fs::OpenOptions::new().append(true).open(&cfg.path)?;
     let mut out = PcapNgWriter::for_interface(
@@ -592,7 +609,7 @@ fn capture_live(
         }
         // the app went away: end the capture (checked now and then, a load is cheap)
         watched += 1;
-        if watched % 64 == 0 && stop.load(Ordering::Relaxed) {
+        if watched.is_multiple_of(64) && stop.load(Ordering::Relaxed) {
             handle.stop();
         }
         Ok::<_, anyhow::Error>(ControlFlow::Continue(()))
