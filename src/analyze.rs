@@ -113,6 +113,13 @@ fn replay_live(
     let replayed = replay::run_with(&mut source, &cfg.engine(), threads, &mut report);
     let mut replay = replayed.replay;
     replay.capture.kernel_drops = Some(handle.kernel_drops());
+    if !cfg.quiet {
+        eprintln!(
+            "rocescope: {}: {}",
+            live.iface,
+            crate::live::summary(&handle)
+        );
+    }
     if let Some(e) = replayed.error {
         return Err(e.into());
     }
@@ -123,7 +130,8 @@ fn replay_live(
 /// kinds and counts.
 struct LiveReport {
     every: Option<std::time::Duration>,
-    last: std::time::Instant,
+    /// When the last lines were printed (`None`: never; the first findings go out at once).
+    last: Option<std::time::Instant>,
     frames: u64,
     /// Findings already reported (a position in the engine's list).
     seen: usize,
@@ -133,7 +141,7 @@ impl LiveReport {
     fn new(cfg: &AnalyzeConfig) -> Self {
         LiveReport {
             every: (!cfg.quiet).then_some(cfg.report_every),
-            last: std::time::Instant::now(),
+            last: None,
             frames: 0,
             seen: 0,
         }
@@ -145,13 +153,32 @@ impl Observer for LiveReport {
         let Some(every) = self.every else { return };
         self.frames += 1;
         // a clock read per 256 frames, or whenever the interface goes quiet
-        if !(idle || self.frames.is_multiple_of(256)) || self.last.elapsed() < every {
+        if !(idle || self.frames.is_multiple_of(256)) || engine.events().len() == self.seen {
             return;
         }
-        self.last = std::time::Instant::now();
+        if self.last.is_some_and(|t| t.elapsed() < every) {
+            return;
+        }
+        self.print(engine);
+    }
+
+    fn source_done(&mut self, engine: &replay::Engine) {
+        if self.every.is_some() {
+            self.print(engine);
+        }
+    }
+}
+
+impl LiveReport {
+    /// A line per flow with findings since the last lines.
+    fn print(&mut self, engine: &replay::Engine) {
         let events = engine.events();
         let new = events.get(self.seen..).unwrap_or_default();
         self.seen = events.len();
+        if new.is_empty() {
+            return;
+        }
+        self.last = Some(std::time::Instant::now());
         for line in live_lines(engine, new) {
             eprintln!("rocescope: {line}");
         }

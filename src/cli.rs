@@ -97,6 +97,9 @@ pub struct LiveArgs {
     /// Live: the capture backend.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
+    /// Live: kernel buffer for frames not yet read (8M, 128M, 1G), as tcpdump -B.
+    #[arg(short = 'B', long = "buffer", value_name = "SIZE", requires = "iface")]
+    pub buffer: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -136,6 +139,9 @@ pub struct CaptureArgs {
     /// The capture backend.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
+    /// Kernel buffer for frames not yet read (8M, 128M, 1G), as tcpdump -B.
+    #[arg(short = 'B', long = "buffer", value_name = "SIZE")]
+    pub buffer: Option<String>,
 }
 
 /// `analyze --help` for `--fail-on`: the groups and every event kind (interfaces.md §6.6; a
@@ -187,7 +193,7 @@ pub struct AnalyzeArgs {
     pub captures: Vec<PathBuf>,
     #[command(flatten)]
     pub live: LiveArgs,
-    /// Live: how often a line per flow with new findings goes to stderr.
+    /// Live: a line per flow with new findings goes to stderr at once, then at most this often.
     #[arg(long, value_name = "TIME", default_value = "1s")]
     pub report_every: String,
     /// Report format: text for people, json for scripts, csv for the flow table.

@@ -100,7 +100,13 @@ pub fn write_all(cfg: &DissectConfig, out: &mut impl Write) -> anyhow::Result<()
         }
         writer.header(out)?;
         let shown = frames(cfg, &mut source, Some(&handle), &mut None, &mut writer, out);
-        // a stop signal ends the capture; what was shown is the output
+        if !cfg.quiet {
+            eprintln!(
+                "rocescope: {}: {}",
+                live.iface,
+                crate::live::summary(&handle)
+            );
+        }
         shown
     } else {
         let mut marks = marks(cfg)?;

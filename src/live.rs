@@ -46,6 +46,9 @@ pub const BLOCK_TIMEOUT_MS: u32 = 20;
 const POLL: Duration = Duration::from_millis(50);
 /// How often the kernel's counters are read.
 const STATS_EVERY: Duration = Duration::from_millis(200);
+/// The kernel buffer when none is given: 128 MiB (a quarter of a second of 1 KiB frames at
+/// 100 Gbit/s).
+pub const DEFAULT_BUFFER: u64 = 128 << 20;
 /// The snapshot length when none is given: whole frames (as tcpdump's default).
 pub const DEFAULT_SNAPLEN: u32 = 262_144;
 
@@ -74,6 +77,8 @@ pub struct LiveConfig {
     pub count: Option<u64>,
     /// Stop after this long.
     pub duration: Option<Duration>,
+    /// Bytes of kernel buffer (the packet socket's ring, libpcap's buffer).
+    pub buffer: u64,
 }
 
 impl LiveConfig {
@@ -88,6 +93,7 @@ impl LiveConfig {
             backend: Backend::Auto,
             count: None,
             duration: None,
+            buffer: DEFAULT_BUFFER,
         }
     }
 
@@ -508,6 +514,16 @@ pub fn stop_on_signals(handle: &LiveHandle) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("installing the signal handlers: {e}"))?;
     }
     Ok(())
+}
+
+/// "N frames captured, M dropped by the kernel": what every live command prints at the end.
+#[must_use]
+pub fn summary(handle: &LiveHandle) -> String {
+    format!(
+        "{} frames captured, {} dropped by the kernel",
+        handle.captured(),
+        handle.kernel_drops()
+    )
 }
 
 /// The line a capture prints on stderr once it is receiving (as tcpdump's "listening on"):

@@ -36,16 +36,6 @@ pub struct CaptureSummary {
     pub files: Vec<PathBuf>,
 }
 
-impl std::fmt::Display for CaptureSummary {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} frames captured, {} dropped by the kernel",
-            self.frames, self.kernel_drops
-        )
-    }
-}
-
 /// Captures until the bound, a stop signal or an error; prints the counters on stderr.
 ///
 /// # Errors
@@ -72,10 +62,11 @@ pub fn run(cfg: &CaptureConfig) -> anyhow::Result<CaptureSummary> {
     });
     ticker.clear();
     let summary = files.finish(&handle)?;
-    captured.with_context(|| format!("capturing on {iface}"))?;
     if !cfg.quiet {
-        eprintln!("rocescope: {iface}: {summary}");
+        eprintln!("rocescope: {iface}: {}", live::summary(&handle));
     }
+    // (the error names the interface; the file holds what came before it and is complete)
+    captured?;
     Ok(summary)
 }
 

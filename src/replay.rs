@@ -65,6 +65,10 @@ pub trait Observer {
     /// After every frame, with the engine (its flows and findings so far) and whether the
     /// source had nothing more ready (a live capture's summaries use it).
     fn frame_done(&mut self, _engine: &Engine, _idle: bool) {}
+
+    /// The source ended (or the replay was stopped): the engine before it settles what is
+    /// still open.
+    fn source_done(&mut self, _engine: &Engine) {}
 }
 
 impl Observer for () {}
@@ -161,6 +165,7 @@ pub fn run_with<S: FrameSource + ?Sized>(
             Ok(ControlFlow::Continue(()))
         },
     );
+    observer.source_done(&engine);
     Replayed {
         replay: engine.finish_observed(observer),
         error: result.err(),

@@ -514,6 +514,178 @@ fn sigint_and_sigterm_leave_a_valid_capture_holding_every_frame_counted() {
     }
 }
 
+/// Frames the receive backlog dropped before any socket saw them (`/proc/net/softnet_stat`).
+fn backlog_drops() -> u64 {
+    std::fs::read_to_string("/proc/net/softnet_stat")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| u64::from_str_radix(l.split_whitespace().nth(1)?, 16).ok())
+        .sum()
+}
+
+/// A consumer slower than `send` at full rate behind a small buffer: the kernel drops frames,
+/// and the count rocescope reports is exactly the kernel's (sent = captured + dropped).
+#[test]
+fn drops_at_full_rate_are_reported_exactly() {
+    let Some(net) = Veth::new() else { return };
+    let dir = tempdir();
+    let bulk = dir.path().join("bulk.toml");
+    std::fs::write(
+        &bulk,
+        r#"
+[link]
+speed_gbps = 400
+[[host]]
+name = "a"
+mac = "02:00:00:00:00:01"
+ip = "10.0.0.1"
+[[host]]
+name = "b"
+mac = "02:00:00:00:00:02"
+ip = "10.0.0.2"
+[[connection]]
+name = "c"
+transport = "rc"
+requester = "a"
+responder = "b"
+requester_qpn = 17
+responder_qpn = 18
+pmtu = 1024
+[[traffic]]
+connection = "c"
+op = "write"
+size = 1048576
+messages = 100
+"#,
+    )
+    .unwrap();
+    for backend in backends() {
+        let mut cmd = net.in_rx();
+        // the verbose tree is the slowest output there is
+        cmd.args([
+            "dissect",
+            "-i",
+            &net.rx,
+            "-B",
+            "8M",
+            "-f",
+            "verbose",
+            "--backend",
+            backend,
+        ]);
+        let mut run = Running::start(cmd);
+        let mut out = run.child.stdout.take().unwrap();
+        let drain = std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        let before = backlog_drops();
+        let sent = net.send(&bulk, &[]);
+        std::thread::sleep(Duration::from_millis(500));
+        let backlog = backlog_drops() - before;
+        run.signal("INT");
+        let (code, _, err) = run.finish();
+        drain.join().unwrap().unwrap();
+        assert_eq!(code, 0, "{err:?}");
+        let n_sent: u64 = sent.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let last = err.last().unwrap();
+        let nums: Vec<u64> = last
+            .split_whitespace()
+            .filter_map(|w| w.trim_end_matches(',').parse().ok())
+            .collect();
+        let (captured, dropped) = (nums[0], nums[1]);
+        eprintln!("{backend}: {sent} -> {last} (backlog drops {backlog})");
+        // exact when the backlog dropped nothing (its counter is the machine's: other tests'
+        // traffic counts there too)
+        assert!(captured + dropped <= n_sent, "{backend}: {last}");
+        assert!(
+            n_sent - (captured + dropped) <= backlog,
+            "{backend}: {last}"
+        );
+        assert!(captured > 0, "{backend}: {last}");
+    }
+}
+
+#[test]
+fn analyze_live_reports_new_findings_as_they_come() {
+    let Some(net) = Veth::new() else { return };
+    let mut cmd = net.in_rx();
+    cmd.args([
+        "analyze",
+        "-i",
+        &net.rx,
+        "--report-every",
+        "100ms",
+        "-f",
+        "json",
+        "-o",
+        "/dev/null",
+    ]);
+    let mut run = Running::start(cmd);
+    net.send(&scenario("loss_gbn"), &[]);
+    // a line for the lossy flow while the capture still runs
+    let line = run.wait_for("psn_gap");
+    assert!(line.contains("flow ") && line.contains("QP 0x"), "{line}");
+    assert!(run.child.try_wait().unwrap().is_none());
+    run.signal("TERM");
+    let (code, _, err) = run.finish();
+    assert_eq!(code, 0, "{err:?}");
+    assert!(
+        err.last().unwrap().contains("0 dropped by the kernel"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn ring_rotation_keeps_the_newest_files() {
+    let Some(net) = Veth::new() else { return };
+    let dir = tempdir();
+    let base = dir.path().join("ring.pcapng");
+    let mut cmd = net.in_rx();
+    cmd.args([
+        "capture",
+        "-i",
+        &net.rx,
+        "--ring",
+        "3",
+        "--ring-size",
+        "64K",
+        "-w",
+    ])
+    .arg(&base)
+    .args(["-c", "729"]);
+    let run = Running::start(cmd);
+    net.send(&scenario("mixed"), &[]);
+    assert_eq!(run.finish().0, 0);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    // 600 KB in 64 KB files: about ten made, the last three kept, numbered on
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("ring_") && n.ends_with(".pcapng")),
+        "{names:?}"
+    );
+    assert!(names[0].as_str() > "ring_00005.pcapng", "{names:?}");
+    // each a whole capture, the last frames of the run in order
+    let sent: Vec<Vec<u8>> = generated("mixed", &tempdir().keep())
+        .into_iter()
+        .map(|(b, _)| b)
+        .collect();
+    let kept: Vec<Vec<u8>> = files
+        .iter()
+        .flat_map(|f| frames(f))
+        .map(|(b, _)| b)
+        .collect();
+    assert!(kept.len() > 100 && kept.len() < 729, "{}", kept.len());
+    assert_eq!(kept[..], sent[sent.len() - kept.len()..]);
+}
+
 #[test]
 fn dissect_live_prints_frames_as_they_arrive() {
     let Some(net) = Veth::new() else { return };

@@ -26,6 +26,20 @@ fn duration(flag: &str, text: Option<&str>) -> anyhow::Result<Option<Duration>> 
         .transpose()
 }
 
+fn buffer(text: Option<&str>) -> anyhow::Result<u64> {
+    let Some(t) = text else {
+        return Ok(crate::live::DEFAULT_BUFFER);
+    };
+    parse_si(t)
+        .filter(|&b| (MIN_BUFFER..=MAX_BUFFER).contains(&b))
+        .ok_or_else(|| anyhow::anyhow!("--buffer {t:?}: give a size from 8M to 2G"))
+}
+
+/// Two ring blocks of 4 MiB.
+const MIN_BUFFER: u64 = 8_000_000;
+/// What libpcap's `int` buffer size holds.
+const MAX_BUFFER: u64 = 2_000_000_000;
+
 fn snaplen(n: Option<u32>) -> anyhow::Result<u32> {
     match n {
         None => Ok(crate::live::DEFAULT_SNAPLEN),
@@ -55,6 +69,7 @@ pub fn live_input(
         backend: backend(args.backend),
         count,
         duration: duration("--duration", args.duration.as_deref())?,
+        buffer: buffer(args.buffer.as_deref())?,
     }))
 }
 
@@ -110,6 +125,7 @@ impl TryFrom<(&GlobalConfig, cli::CaptureArgs)> for CaptureConfig {
                 backend: backend(args.backend),
                 count: args.count,
                 duration: duration("--duration", args.duration.as_deref())?,
+                buffer: buffer(args.buffer.as_deref())?,
             },
             output: args.output,
             rotation,

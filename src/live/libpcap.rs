@@ -14,8 +14,6 @@ use crate::frame::LinkType;
 
 /// Frames taken in one `receive`, at most.
 const FRAMES_PER_RECEIVE: usize = 4096;
-/// The kernel buffer libpcap asks for.
-const BUFFER_BYTES: i32 = 128 << 20;
 
 pub(super) struct Libpcap {
     cap: pcap::Capture<pcap::Active>,
@@ -62,7 +60,7 @@ impl Libpcap {
                 c.promisc(true)
                     .snaplen(snaplen)
                     .immediate_mode(true)
-                    .buffer_size(BUFFER_BYTES)
+                    .buffer_size(i32::try_from(cfg.buffer).unwrap_or(i32::MAX))
                     .precision(pcap::Precision::Nano)
                     .open()
             })

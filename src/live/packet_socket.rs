@@ -7,17 +7,17 @@
 //! the wire.
 
 use std::io;
-use std::path::Path;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::{
     BLOCK_TIMEOUT_MS, LiveConfig, Receiver, RxBatch, filter, no_such_interface, open_error,
 };
 use crate::frame::LinkType;
 
-/// Ring size: 32 blocks of 4 MiB (a quarter of a second at 100 Gbit/s of 1 KiB frames).
+/// The ring is made of blocks of 4 MiB (`--buffer` of them, at least 2).
 const BLOCK_SIZE: usize = 4 << 20;
-const BLOCKS: usize = 32;
+const MIN_BLOCKS: usize = 2;
 /// Blocks taken in one `receive`, at most (the rest wait for the next call).
 const BLOCKS_PER_RECEIVE: usize = 8;
 /// `ARPHRD_ETHER` and `ARPHRD_LOOPBACK` (whose frames carry an Ethernet header too).
@@ -27,6 +27,8 @@ const ARPHRD_LOOPBACK: u32 = 772;
 pub(super) struct PacketSocket {
     cap: netring::Capture,
     snaplen: u32,
+    /// `/sys/class/net/IFACE`.
+    sys: PathBuf,
 }
 
 impl PacketSocket {
@@ -59,7 +61,11 @@ impl PacketSocket {
         let cap = netring::Capture::builder()
             .interface(iface)
             .block_size(BLOCK_SIZE)
-            .block_count(BLOCKS)
+            .block_count(
+                usize::try_from(cfg.buffer / BLOCK_SIZE as u64)
+                    .unwrap_or(usize::MAX)
+                    .max(MIN_BLOCKS),
+            )
             .block_timeout_ms(BLOCK_TIMEOUT_MS)
             .fill_rxhash(false)
             .promiscuous(true)
@@ -69,9 +75,27 @@ impl PacketSocket {
         Ok(PacketSocket {
             cap,
             snaplen: cfg.snaplen,
+            sys,
         })
     }
+
+    /// An error when the interface no longer exists or is down.
+    fn check_interface(&self) -> io::Result<()> {
+        let flags = std::fs::read_to_string(self.sys.join("flags"))
+            .map_err(|_| io::Error::new(io::ErrorKind::NotFound, "the interface went away"))?;
+        let flags = u32::from_str_radix(flags.trim().trim_start_matches("0x"), 16).unwrap_or(1);
+        if flags & IFF_UP == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::NetworkDown,
+                "the interface went down",
+            ));
+        }
+        Ok(())
+    }
 }
+
+/// `IFF_UP` in `/sys/class/net/IFACE/flags`.
+const IFF_UP: u32 = 1;
 
 fn netring_error(iface: &str, e: netring::Error) -> anyhow::Error {
     match e {
@@ -132,7 +156,14 @@ fn take(snaplen: u32, batch: &mut RxBatch, block: &netring::PacketBatch<'_>) {
 
 impl Receiver for PacketSocket {
     fn receive(&mut self, batch: &mut RxBatch, timeout: Duration) -> io::Result<()> {
+        let start = Instant::now();
         let Some(first) = self.cap.next_batch_blocking(timeout).map_err(to_io)? else {
+            // back early with nothing: the socket has an error to report (the interface
+            // went away or down); say so instead of polling it in a loop
+            if start.elapsed() < timeout / 2 {
+                self.check_interface()?;
+                std::thread::sleep(timeout.saturating_sub(start.elapsed()));
+            }
             return Ok(());
         };
         take(self.snaplen, batch, &first);
