@@ -678,19 +678,10 @@ impl LiveSink {
     /// open raw sockets ("sending needs root or `CAP_NET_RAW`"), or the socket cannot be opened
     /// or bound. Every message names the interface and fits on one line.
     pub fn open(name: &str) -> io::Result<Self> {
-        let all = pnet_datalink::interfaces();
-        if !all.iter().any(|i| i.name == name) {
-            let names: Vec<&str> = all.iter().map(|i| i.name.as_str()).collect();
+        if !pnet_datalink::interfaces().iter().any(|i| i.name == name) {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
-                format!(
-                    "no interface named {name}; available: {}",
-                    if names.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        names.join(", ")
-                    }
-                ),
+                crate::live::no_such_interface(name),
             ));
         }
         let mut stream =

@@ -250,7 +250,7 @@ fn unknown_interface_is_one_clear_line() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.starts_with("rocescope: no interface named no-such-if0; available: "),
+        err.starts_with("rocescope: no-such-if0: no such interface; available: "),
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
