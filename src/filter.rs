@@ -190,7 +190,7 @@ impl fmt::Display for FilterError {
             "display filter {:?}: column {}: {}",
             self.filter,
             self.column,
-            crate::one_line(&self.message)
+            crate::text::one_line(&self.message)
         )
     }
 }

@@ -41,10 +41,13 @@ pub mod replay;
 pub mod send;
 pub mod sink;
 pub mod source;
+pub mod text;
 pub mod tui;
 pub mod units;
 
 use std::process::ExitCode;
+
+pub use text::one_line;
 
 /// How a successful run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,21 +115,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
             Ok(Status::Clean)
         }
     }
-}
-
-/// `text` on one line: control characters (a newline in a file name or a quoted filter value)
-/// escaped as Rust writes them (`\n`), everything else kept.
-#[must_use]
-pub fn one_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// True when the error chain ends in a broken pipe (`rocescope dissect x | head`).

@@ -30,7 +30,10 @@ fn captures() -> Vec<PathBuf> {
     let mut all = Vec::new();
     for dir in [root.join("captures"), root.join("../shared/captures/real")] {
         let Ok(entries) = std::fs::read_dir(&dir) else {
-            eprintln!("notice: {} is not there; its captures are not checked", dir.display());
+            eprintln!(
+                "notice: {} is not there; its captures are not checked",
+                dir.display()
+            );
             continue;
         };
         for e in entries.flatten() {

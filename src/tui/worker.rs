@@ -533,7 +533,7 @@ fn spawn_live(
             };
             let done = match opened.and_then(|s| capture_live(&cfg, &live, s, &tx, &stop)) {
                 Ok(()) => None,
-                Err(e) => Some(crate::one_line(&format!("{e:#}"))),
+                Err(e) => Some(crate::text::one_line(&format!("{e:#}"))),
             };
             let _ = tx.send(Update::IndexDone(done));
         });
