@@ -62,6 +62,24 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Capture live traffic from an interface into a pcapng file (needs root or CAP_NET_RAW).
     Capture(CaptureArgs),
+    /// Print a shell completion script: `source <(rocescope completions bash)`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): `rocescope man | man -l -`.
+    Man,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShellArg {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: ShellArg,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -85,7 +103,7 @@ pub struct LiveArgs {
         value_name = "IFACE"
     )]
     pub iface: Option<String>,
-    /// Live: keep every frame, not only RoCE, RoCEv1, PFC/PAUSE and tcp_bth.
+    /// Live: keep every frame, not only RoCE, RoCEv1, PFC/PAUSE, tcp_bth and tunnels.
     #[arg(long, requires = "iface")]
     pub all: bool,
     /// Live: bytes kept of each frame.
@@ -124,7 +142,7 @@ pub struct CaptureArgs {
     /// Bytes kept of each frame.
     #[arg(long, value_name = "BYTES")]
     pub snaplen: Option<u32>,
-    /// Keep every frame, not only RoCE, RoCEv1, PFC/PAUSE and tcp_bth.
+    /// Keep every frame, not only RoCE, RoCEv1, PFC/PAUSE, tcp_bth and tunnels.
     #[arg(long)]
     pub all: bool,
     /// Rotate: keep at most N files (FILE_00001.pcapng …), the oldest removed.
@@ -236,6 +254,14 @@ pub enum IcrcArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TsharkFormat {
+    Fields,
+    Text,
+    Json,
+    Ek,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DissectFormat {
     Text,
     Verbose,
@@ -247,11 +273,33 @@ pub enum DissectFormat {
 pub struct DissectArgs {
     /// Capture files (pcap or pcapng; `-` for standard input); several are merged by time.
     #[arg(
-        required_unless_present = "iface",
+        required_unless_present_any = ["iface", "read"],
         conflicts_with = "iface",
         value_name = "CAPTURE"
     )]
     pub captures: Vec<PathBuf>,
+    /// A capture file, as tshark's -r (the same as naming it).
+    #[arg(
+        short = 'r',
+        long = "read-file",
+        value_name = "FILE",
+        conflicts_with = "iface"
+    )]
+    pub read: Vec<PathBuf>,
+    /// tshark's output switch: fields (the -e columns), text, json or ek (rocescope's JSON
+    /// lines for both).
+    #[arg(short = 'T', value_enum, value_name = "FORMAT")]
+    pub tshark_format: Option<TsharkFormat>,
+    /// A column of -T fields (a Wireshark field name); repeatable.
+    #[arg(short = 'e', value_name = "FIELD")]
+    pub fields: Vec<String>,
+    /// -T fields layout, as tshark: separator=/t|/s|C, aggregator=C, header=y|n,
+    /// quote=d|s|n, occurrence=a|f|l; repeatable.
+    #[arg(short = 'E', value_name = "KEY=VALUE")]
+    pub field_options: Vec<String>,
+    /// The field tree of every frame, as tshark -V (the same as -f verbose).
+    #[arg(short = 'V')]
+    pub verbose: bool,
     #[command(flatten)]
     pub live: LiveArgs,
     /// Output format.

@@ -17,6 +17,7 @@
 //! format writes through buffers that are reused from frame to frame.
 
 pub mod csv;
+pub mod fields;
 pub mod json;
 pub mod text;
 pub mod verbose;
@@ -179,6 +180,7 @@ enum Writer {
     Verbose(verbose::VerboseWriter),
     Jsonl(json::JsonWriter),
     Csv(csv::CsvWriter),
+    Fields(fields::FieldsWriter),
 }
 
 impl Writer {
@@ -188,12 +190,16 @@ impl Writer {
             Format::Verbose => Writer::Verbose(verbose::VerboseWriter::new()),
             Format::Jsonl => Writer::Jsonl(json::JsonWriter::new()),
             Format::Csv => Writer::Csv(csv::CsvWriter::new(cfg.link_bps)),
+            Format::Fields => {
+                Writer::Fields(fields::FieldsWriter::new(&cfg.fields, cfg.layout.clone()))
+            }
         }
     }
 
     fn header(&mut self, out: &mut impl Write) -> io::Result<()> {
         match self {
             Writer::Csv(w) => w.header(out),
+            Writer::Fields(w) => w.header(out),
             _ => Ok(()),
         }
     }
@@ -211,6 +217,7 @@ impl Writer {
             Writer::Verbose(w) => w.frame(view, out),
             Writer::Jsonl(w) => w.frame(view, out),
             Writer::Csv(w) => w.frame(view, out),
+            Writer::Fields(w) => w.frame(view, out),
         }
     }
 }

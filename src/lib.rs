@@ -39,6 +39,7 @@ pub mod outfile;
 pub mod record;
 pub mod replay;
 pub mod send;
+pub mod shell;
 pub mod sink;
 pub mod source;
 pub mod text;
@@ -108,6 +109,14 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
         }
         cli::Command::Capture(args) => {
             record::run(&config::CaptureConfig::try_from((&global, args))?)?;
+            Ok(Status::Clean)
+        }
+        cli::Command::Completions(args) => {
+            shell::completions(args.shell, &mut std::io::stdout().lock())?;
+            Ok(Status::Clean)
+        }
+        cli::Command::Man => {
+            shell::man(&mut std::io::stdout().lock())?;
             Ok(Status::Clean)
         }
         cli::Command::Inspect(args) => {

@@ -18,6 +18,8 @@ pub enum DissectFormat {
     Jsonl,
     /// A header row and one row per frame.
     Csv,
+    /// tshark's `-T fields`: the `-e` columns.
+    Fields,
 }
 
 impl From<cli::DissectFormat> for DissectFormat {
@@ -35,6 +37,9 @@ impl From<cli::DissectFormat> for DissectFormat {
 #[derive(Debug)]
 pub struct DissectConfig {
     pub captures: Vec<PathBuf>,
+    /// `-T fields`: the `-e` columns and the `-E` layout.
+    pub fields: Vec<String>,
+    pub layout: crate::dissect::fields::FieldsLayout,
     /// `-i IFACE`: a live interface instead of `captures`.
     pub live: Option<super::LiveConfig>,
     pub format: DissectFormat,
@@ -66,13 +71,38 @@ impl TryFrom<(&GlobalConfig, cli::DissectArgs)> for DissectConfig {
             None => None,
         };
         let live = super::live::live_input(global, &args.live, None)?;
+        let mut format: DissectFormat = args.format.into();
+        if args.verbose {
+            format = DissectFormat::Verbose;
+        }
+        match args.tshark_format {
+            Some(cli::TsharkFormat::Fields) => format = DissectFormat::Fields,
+            Some(cli::TsharkFormat::Text) => format = DissectFormat::Text,
+            Some(cli::TsharkFormat::Json | cli::TsharkFormat::Ek) => format = DissectFormat::Jsonl,
+            None => {}
+        }
+        if format == DissectFormat::Fields && args.fields.is_empty() {
+            anyhow::bail!("-T fields: name the columns with -e FIELD");
+        }
+        if format != DissectFormat::Fields && !args.fields.is_empty() {
+            anyhow::bail!("-e: the columns are for -T fields");
+        }
+        crate::dissect::fields::check_names(&args.fields).map_err(anyhow::Error::msg)?;
+        let mut layout = crate::dissect::fields::FieldsLayout::default();
+        for o in &args.field_options {
+            layout.set(o).map_err(anyhow::Error::msg)?;
+        }
+        let mut captures = args.read;
+        captures.extend(args.captures);
         if live.is_some() && args.frames.is_some() {
             anyhow::bail!("--frames numbers frames of a file; with -i use -c");
         }
         Ok(DissectConfig {
             live,
-            captures: args.captures,
-            format: args.format.into(),
+            captures,
+            fields: args.fields,
+            layout,
+            format,
             filter,
             count: args.count,
             frames,
