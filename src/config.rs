@@ -18,7 +18,7 @@ pub mod send;
 use std::io::IsTerminal;
 
 pub use self::analyze::{AnalyzeConfig, AnalyzeFormat, FailOn};
-pub use self::dissect::{DissectConfig, DissectFormat};
+pub use self::dissect::{DissectConfig, DissectFormat, FieldsLayout, Occurrence};
 pub use self::generate::GenerateConfig;
 pub use self::inspect::InspectConfig;
 pub use self::live::{CaptureConfig, LiveConfig, Rotation};

@@ -39,7 +39,7 @@ pub struct DissectConfig {
     pub captures: Vec<PathBuf>,
     /// `-T fields`: the `-e` columns and the `-E` layout.
     pub fields: Vec<String>,
-    pub layout: crate::dissect::fields::FieldsLayout,
+    pub layout: FieldsLayout,
     /// `-i IFACE`: a live interface instead of `captures`.
     pub live: Option<super::LiveConfig>,
     pub format: DissectFormat,
@@ -87,8 +87,8 @@ impl TryFrom<(&GlobalConfig, cli::DissectArgs)> for DissectConfig {
         if format != DissectFormat::Fields && !args.fields.is_empty() {
             anyhow::bail!("-e: the columns are for -T fields");
         }
-        crate::dissect::fields::check_names(&args.fields).map_err(anyhow::Error::msg)?;
-        let mut layout = crate::dissect::fields::FieldsLayout::default();
+        check_columns(&args.fields).map_err(anyhow::Error::msg)?;
+        let mut layout = FieldsLayout::default();
         for o in &args.field_options {
             layout.set(o).map_err(anyhow::Error::msg)?;
         }
@@ -113,4 +113,85 @@ impl TryFrom<(&GlobalConfig, cli::DissectArgs)> for DissectConfig {
             color: global.color,
         })
     }
+}
+
+/// How `-T fields` lays out its lines (`-E`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldsLayout {
+    pub separator: String,
+    pub aggregator: String,
+    pub header: bool,
+    /// `Some('"')` for `quote=d`, `Some('\'')` for `quote=s`.
+    pub quote: Option<char>,
+    pub occurrence: Occurrence,
+}
+
+/// `-E occurrence=`: which values of a field that occurs several times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Occurrence {
+    All,
+    First,
+    Last,
+}
+
+impl Default for FieldsLayout {
+    fn default() -> Self {
+        FieldsLayout {
+            separator: "\t".into(),
+            aggregator: ",".into(),
+            header: false,
+            quote: None,
+            occurrence: Occurrence::All,
+        }
+    }
+}
+
+impl FieldsLayout {
+    /// Applies one `-E KEY=VALUE`.
+    ///
+    /// # Errors
+    /// An unknown key or value (one line, naming it).
+    pub fn set(&mut self, option: &str) -> Result<(), String> {
+        let (key, value) = option
+            .split_once('=')
+            .ok_or_else(|| format!("-E {option}: give KEY=VALUE (separator=, header=y …)"))?;
+        let special = |v: &str| match v {
+            "/t" => "\t".to_owned(),
+            "/s" => " ".to_owned(),
+            v => v.to_owned(),
+        };
+        match (key, value) {
+            ("separator", v) => self.separator = special(v),
+            ("aggregator", v) => self.aggregator = special(v),
+            ("header", "y") => self.header = true,
+            ("header", "n") => self.header = false,
+            ("quote", "d") => self.quote = Some('"'),
+            ("quote", "s") => self.quote = Some('\''),
+            ("quote", "n") => self.quote = None,
+            ("occurrence", "a") => self.occurrence = Occurrence::All,
+            ("occurrence", "f") => self.occurrence = Occurrence::First,
+            ("occurrence", "l") => self.occurrence = Occurrence::Last,
+            _ => {
+                return Err(format!(
+                    "-E {option}: not a tshark field option (separator=, aggregator=, header=y|n, quote=d|s|n, occurrence=a|f|l)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks the `-e` names.
+///
+/// # Errors
+/// A name rocescope does not decode (one line).
+fn check_columns(names: &[String]) -> Result<(), String> {
+    for n in names {
+        if crate::filter::fields::column(n).is_none() {
+            return Err(format!(
+                "-e {n}: not a field rocescope decodes (the display filter names are the ones -e takes)"
+            ));
+        }
+    }
+    Ok(())
 }

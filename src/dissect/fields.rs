@@ -14,85 +14,9 @@ use std::ops::Range;
 
 use rocescope_dissectors::pretty::{Value, Visitor, visit};
 
+pub use crate::config::{FieldsLayout, Occurrence};
 use crate::filter::fields::{self, FrameField, Source};
 use crate::frame::FrameView;
-
-/// How `-T fields` lays out its lines (`-E`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldsLayout {
-    pub separator: String,
-    pub aggregator: String,
-    pub header: bool,
-    /// `Some('"')` for `quote=d`, `Some('\'')` for `quote=s`.
-    pub quote: Option<char>,
-    pub occurrence: Occurrence,
-}
-
-/// `-E occurrence=`: which values of a field that occurs several times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Occurrence {
-    All,
-    First,
-    Last,
-}
-
-impl Default for FieldsLayout {
-    fn default() -> Self {
-        FieldsLayout {
-            separator: "\t".into(),
-            aggregator: ",".into(),
-            header: false,
-            quote: None,
-            occurrence: Occurrence::All,
-        }
-    }
-}
-
-impl FieldsLayout {
-    /// Applies one `-E KEY=VALUE`.
-    ///
-    /// # Errors
-    /// An unknown key or value (one line, naming it).
-    pub fn set(&mut self, option: &str) -> Result<(), String> {
-        let (key, value) = option
-            .split_once('=')
-            .ok_or_else(|| format!("-E {option}: give KEY=VALUE (separator=, header=y …)"))?;
-        let special = |v: &str| match v {
-            "/t" => "\t".to_owned(),
-            "/s" => " ".to_owned(),
-            v => v.to_owned(),
-        };
-        match (key, value) {
-            ("separator", v) => self.separator = special(v),
-            ("aggregator", v) => self.aggregator = special(v),
-            ("header", "y") => self.header = true,
-            ("header", "n") => self.header = false,
-            ("quote", "d") => self.quote = Some('"'),
-            ("quote", "s") => self.quote = Some('\''),
-            ("quote", "n") => self.quote = None,
-            ("occurrence", "a") => self.occurrence = Occurrence::All,
-            ("occurrence", "f") => self.occurrence = Occurrence::First,
-            ("occurrence", "l") => self.occurrence = Occurrence::Last,
-            _ => {
-                return Err(format!(
-                    "-E {option}: not a tshark field option (separator=, aggregator=, header=y|n, quote=d|s|n, occurrence=a|f|l)"
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// One `-e` column.
-#[derive(Debug, Clone)]
-struct Column {
-    name: String,
-    source: Source,
-    /// tshark's printing, for an integer field.
-    format: Option<Fmt>,
-    /// Tree paths (dotted, list keys left out) whose values the column takes.
-    paths: Vec<String>,
-}
 
 /// How tshark 4.0 prints an integer field in a column (`tshark -G fields`: its type and base):
 /// decimal, or hex padded to the field's width whatever the tree's own base is.
@@ -217,29 +141,15 @@ fn tshark_format(name: &str) -> Option<Fmt> {
         .map(|&(_, f)| f)
 }
 
-/// Frame columns tshark has that display filters here do not take (their value is a time).
-const TIME_COLUMNS: [&str; 2] = ["frame.time_epoch", "frame.time_relative"];
-
-fn resolve(name: &str) -> Option<Source> {
-    if TIME_COLUMNS.contains(&name) {
-        return Some(Source::Frame(FrameField::TimeNs));
-    }
-    fields::lookup(name).map(|(s, _)| s)
-}
-
-/// Checks the `-e` names.
-///
-/// # Errors
-/// A name rocescope does not decode (one line).
-pub fn check_names(names: &[String]) -> Result<(), String> {
-    for n in names {
-        if resolve(n).is_none() {
-            return Err(format!(
-                "-e {n}: not a field rocescope decodes (the display filter names are the ones -e takes)"
-            ));
-        }
-    }
-    Ok(())
+/// One `-e` column.
+#[derive(Debug, Clone)]
+struct Column {
+    name: String,
+    source: Source,
+    /// tshark's printing, for an integer field.
+    format: Option<Fmt>,
+    /// Tree paths (dotted, list keys left out) whose values the column takes.
+    paths: Vec<String>,
 }
 
 /// A column's values in one frame: their text back to back, and where each ends (reused from
@@ -286,13 +196,13 @@ pub struct FieldsWriter {
 }
 
 impl FieldsWriter {
-    /// The columns `names` (already checked by [`check_names`]; unknown ones print nothing).
+    /// The columns `names` (checked by the config; unknown ones print nothing).
     #[must_use]
     pub fn new(names: &[String], layout: FieldsLayout) -> Self {
         let columns: Vec<Column> = names
             .iter()
             .map(|n| {
-                let source = resolve(n).unwrap_or(Source::Paths(&[]));
+                let source = fields::column(n).unwrap_or(Source::Paths(&[]));
                 let mut paths = Vec::new();
                 let base: Vec<&str> = match source {
                     Source::Paths(p) => p.to_vec(),

@@ -942,6 +942,18 @@ pub const WIRESHARK: &[(&str, Source, FieldType)] = &[
     ("opcode", Source::Paths(&["bth.opcode"]), FieldType::Opcode),
 ];
 
+/// Frame columns of `-T fields` that display filters do not take (their value is a time).
+const TIME_COLUMNS: [&str; 2] = ["frame.time_epoch", "frame.time_relative"];
+
+/// A `-T fields` column: a field name [`lookup`] takes, or one of tshark's frame times.
+#[must_use]
+pub fn column(name: &str) -> Option<Source> {
+    if TIME_COLUMNS.contains(&name) {
+        return Some(Source::Frame(FrameField::TimeNs));
+    }
+    lookup(name).map(|(s, _)| s)
+}
+
 /// Resolve a field name: Wireshark names and aliases first, then the JSON paths themselves.
 #[must_use]
 pub fn lookup(name: &str) -> Option<(Source, FieldType)> {
