@@ -5,6 +5,7 @@
 //! ([`csv`]); [`run`] does both and evaluates `--fail-on`.
 
 pub mod csv;
+pub mod each;
 pub mod json;
 pub mod text;
 

@@ -211,6 +211,10 @@ pub struct AnalyzeArgs {
     pub captures: Vec<PathBuf>,
     #[command(flatten)]
     pub live: LiveArgs,
+    /// Analyze every capture on its own (not merged), several at once over the cores: -f json
+    /// writes a line per capture (with `capture`), -f text the reports one after another.
+    #[arg(long, conflicts_with = "iface")]
+    pub each: bool,
     /// Live: a line per flow with new findings goes to stderr at once, then at most this often.
     #[arg(long, value_name = "TIME", default_value = "1s")]
     pub report_every: String,

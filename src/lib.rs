@@ -78,8 +78,13 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
             Ok(Status::Clean)
         }
         cli::Command::Analyze(args) => {
-            let outcome = analyze::run(&config::AnalyzeConfig::try_from((&global, args))?)?;
-            Ok(if outcome.matched {
+            let cfg = config::AnalyzeConfig::try_from((&global, args))?;
+            let matched = if cfg.each {
+                analyze::each::run(&cfg)?
+            } else {
+                analyze::run(&cfg)?.matched
+            };
+            Ok(if matched {
                 Status::Findings
             } else {
                 Status::Clean

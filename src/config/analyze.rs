@@ -128,6 +128,8 @@ pub struct AnalyzeConfig {
     pub live: Option<super::LiveConfig>,
     /// Live: a line per flow with new findings on stderr this often.
     pub report_every: std::time::Duration,
+    /// `--each`: every capture on its own, not merged.
+    pub each: bool,
     pub format: AnalyzeFormat,
     pub output: Option<PathBuf>,
     pub fail_on: FailOn,
@@ -159,6 +161,7 @@ impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
         Ok(AnalyzeConfig {
             live: super::live::live_input(global, &args.live, None)?,
             report_every,
+            each: args.each,
             captures: args.captures,
             format: args.format.into(),
             output: args.output,
@@ -194,6 +197,7 @@ impl AnalyzeConfig {
             captures,
             live: None,
             report_every: std::time::Duration::from_secs(1),
+            each: false,
             format: AnalyzeFormat::Text,
             output: None,
             fail_on: FailOn::default(),

@@ -1,0 +1,193 @@
+//! `analyze --each CAPTURE…` (interfaces.md §10): every capture analyzed on its own, not merged,
+//! several at once over the cores (each replay on one thread, so the cores are not
+//! oversubscribed), the reports written in the order the captures were named as they become
+//! ready. `-f json` writes each report (§6.6) as one JSON document per line, its
+//! `capture.files` naming the capture; `-f text` the text reports one after another, each under
+//! a `== CAPTURE` line.
+//!
+//! A capture that cannot be read does not stop the others: its line says why
+//! (`{"capture":{"files":[NAME]},"error":…}` in JSON), and the run ends with a one-line error
+//! naming how many failed (exit 2).
+
+use std::collections::BTreeMap;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use anyhow::Context;
+
+use super::{AnalyzeConfig, Format, write_report};
+use crate::outfile::AtomicFile;
+
+/// One capture's report, or why there is none; and whether `--fail-on` matched it.
+type Done = (usize, Result<(Vec<u8>, bool), String>);
+
+/// Runs `--each`; true when `--fail-on` matched in any capture.
+///
+/// # Errors
+/// The output cannot be written, `-f csv` (not per capture yet), or some captures could not be
+/// analyzed (after every other report was written).
+pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
+    if cfg.format == Format::Csv {
+        anyhow::bail!("--each writes -f json (a line per capture) or -f text; not -f csv");
+    }
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(cfg.captures.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<Done>();
+    let mut failed = 0usize;
+    let mut matched = false;
+    let written = std::thread::scope(|scope| -> anyhow::Result<()> {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = cfg.captures.get(i) else {
+                        return;
+                    };
+                    if tx.send((i, one(cfg, path))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut out = Output::open(cfg)?;
+        // reports come as they finish; they go out in the order the captures were named
+        let mut waiting = BTreeMap::new();
+        let mut due = 0usize;
+        for (i, done) in rx {
+            waiting.insert(i, done);
+            while let Some(done) = waiting.remove(&due) {
+                let Some(name) = cfg.captures.get(due) else {
+                    break;
+                };
+                match done {
+                    Ok((report, hit)) => {
+                        matched |= hit;
+                        out.report(cfg, name, &report)?;
+                    }
+                    Err(e) => {
+                        failed += 1;
+                        out.failure(cfg, name, &e)?;
+                    }
+                }
+                due += 1;
+            }
+        }
+        out.finish()
+    });
+    written?;
+    if failed > 0 {
+        anyhow::bail!(
+            "{failed} of {} captures could not be analyzed (their lines say why)",
+            cfg.captures.len()
+        );
+    }
+    Ok(matched)
+}
+
+/// One capture, alone, on this thread.
+fn one(cfg: &AnalyzeConfig, path: &std::path::Path) -> Result<(Vec<u8>, bool), String> {
+    let mut single = cfg.clone();
+    single.captures = vec![path.to_owned()];
+    single.each = false;
+    let replay = super::replay_with(&single, None).map_err(|e| format!("{e:#}"))?;
+    let mut report = Vec::new();
+    write_report(&single, &replay, &mut report, false).map_err(|e| e.to_string())?;
+    let hit = !single.fail_on.is_empty() && single.fail_on.matches(&replay);
+    Ok((report, hit))
+}
+
+/// Standard output or `-o FILE` (complete or absent).
+enum Output {
+    Stdout(BufWriter<io::Stdout>),
+    File(BufWriter<AtomicFile>, PathBuf),
+}
+
+impl Output {
+    fn open(cfg: &AnalyzeConfig) -> anyhow::Result<Self> {
+        Ok(match &cfg.output {
+            Some(p) => Output::File(
+                BufWriter::with_capacity(
+                    256 << 10,
+                    AtomicFile::create(p)
+                        .with_context(|| format!("{}: cannot create", p.display()))?,
+                ),
+                p.clone(),
+            ),
+            None => Output::Stdout(BufWriter::with_capacity(256 << 10, io::stdout())),
+        })
+    }
+
+    fn w(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Stdout(w) => w,
+            Output::File(w, _) => w,
+        }
+    }
+
+    fn report(
+        &mut self,
+        cfg: &AnalyzeConfig,
+        name: &std::path::Path,
+        report: &[u8],
+    ) -> anyhow::Result<()> {
+        match cfg.format {
+            Format::Json => {
+                // the report on one line (its `capture.files` names the capture)
+                let doc: serde_json::Value =
+                    serde_json::from_slice(report).context("the JSON report")?;
+                serde_json::to_writer(self.w(), &doc)?;
+                self.w().write_all(b"\n")?;
+            }
+            _ => {
+                writeln!(self.w(), "== {}", name.display())?;
+                self.w().write_all(report)?;
+                writeln!(self.w())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn failure(
+        &mut self,
+        cfg: &AnalyzeConfig,
+        name: &std::path::Path,
+        error: &str,
+    ) -> anyhow::Result<()> {
+        let error = crate::text::one_line(error);
+        match cfg.format {
+            Format::Json => {
+                let line = serde_json::json!({
+                    "capture": { "files": [name.display().to_string()] },
+                    "error": error,
+                });
+                serde_json::to_writer(self.w(), &line)?;
+                self.w().write_all(b"\n")?;
+            }
+            _ => writeln!(self.w(), "== {}\nerror: {error}\n", name.display())?,
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> anyhow::Result<()> {
+        match self {
+            Output::Stdout(mut w) => w.flush()?,
+            Output::File(w, path) => {
+                let write_error = || format!("{}: write error", path.display());
+                let mut file = w
+                    .into_inner()
+                    .map_err(|e| e.into_error())
+                    .with_context(write_error)?;
+                file.commit().with_context(write_error)?;
+            }
+        }
+        Ok(())
+    }
+}
