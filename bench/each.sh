@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `analyze --each` over 20 captures against analyzing them one after another (a process per
-# capture, as a shell loop would), side by side with farm-bench's paired runs when it is on
-# PATH (else one timed run of each). The captures are generated once into bench/.each/ (20 ×
-# 65 MiB of RC WRITEs with drops and go-back-N, each with its own seed).
+# capture, as a shell loop would), in paired runs (bench/paired.sh; RUNS=5 by default). The
+# captures are generated once into bench/.each/ (20 × 65 MiB of RC WRITEs with drops and
+# go-back-N, each with its own seed). FORMAT=parquet times `--each -f parquet -o DIR` against
+# the loop writing each capture's tables.
 #   bench/each.sh [CAPTURES]   (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,11 +48,17 @@ for i in $(seq 1 "$n"); do
   [ -e "$f" ] || "$bin" -q generate "$dir/lossy.toml" -o "$f" --seed "$i"
 done
 caps=$(ls "$dir"/cap*.pcap | head -n "$n" | tr '\n' ' ')
-each="$bin analyze --each -f json $caps"
-loop="for f in $caps; do $bin analyze -f json \$f >/dev/null || exit 1; done"
-if command -v farm-bench >/dev/null; then
-  farm-bench -n 5 --timeout 600 --vs "sh -c '$loop'" -- sh -c "exec $each >/dev/null"
+. bench/paired.sh
+if [ "${FORMAT:-json}" = parquet ]; then
+  out=$(mktemp -d)
+  loop="for f in $caps; do $bin analyze -q -f parquet -o $out/loop/capture=\$(basename \$f) \$f || exit 1; done"
+  each="$bin analyze -q --each -f parquet -o $out/each $caps"
+  echo "A: one after another, B: --each (-f parquet)"
+  paired "${RUNS:-5}" "$loop" "$each"
+  rm -rf "$out"
 else
-  time sh -c "$loop"
-  time sh -c "$each >/dev/null"
+  loop="for f in $caps; do $bin analyze -f json \$f >/dev/null || exit 1; done"
+  each="$bin analyze --each -f json $caps"
+  echo "A: one after another, B: --each (-f json)"
+  paired "${RUNS:-5}" "$loop" "$each"
 fi

@@ -7,6 +7,7 @@
 pub mod csv;
 pub mod each;
 pub mod json;
+pub mod parquet;
 pub mod text;
 
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -227,6 +228,10 @@ pub fn write_report(
         Format::Json => json::write(cfg, replay, out),
         Format::Text => text::write(cfg, replay, out, color),
         Format::Csv => csv::write(replay, out),
+        // a directory of tables, not a stream: written by `run` and `--each`
+        Format::Parquet => Err(io::Error::other(
+            "-f parquet writes a directory of tables (-o DIR)",
+        )),
     }
 }
 
@@ -248,6 +253,17 @@ pub fn report_string(cfg: &AnalyzeConfig) -> anyhow::Result<String> {
 pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<AnalyzeOutcome> {
     let replay = replay(cfg)?;
     match &cfg.output {
+        Some(dir) if cfg.format == Format::Parquet => {
+            parquet::write_dir(cfg, &replay, dir)?;
+            if !cfg.quiet {
+                eprintln!(
+                    "rocescope: wrote {} flows, {} events and the capture, pfc and tcp_bth tables to {}",
+                    replay.flows.len(),
+                    replay.events.len(),
+                    dir.display()
+                );
+            }
+        }
         Some(path) => {
             let file = AtomicFile::create(path)
                 .with_context(|| format!("{}: cannot create", path.display()))?;

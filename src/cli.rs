@@ -198,6 +198,8 @@ pub enum AnalyzeFormat {
     Text,
     Json,
     Csv,
+    /// Apache Parquet: a file per table in the -o DIRECTORY.
+    Parquet,
 }
 
 #[derive(Debug, Args)]
@@ -218,10 +220,11 @@ pub struct AnalyzeArgs {
     /// Live: a line per flow with new findings goes to stderr at once, then at most this often.
     #[arg(long, value_name = "TIME", default_value = "1s")]
     pub report_every: String,
-    /// Report format: text for people, json for scripts, csv for the flow table.
+    /// Report format: text for people, json for scripts, csv for the flow table, parquet
+    /// for analytics engines (a directory of tables, -o DIR).
     #[arg(short, long, value_enum, default_value_t = AnalyzeFormat::Text)]
     pub format: AnalyzeFormat,
-    /// Write the report here instead of standard output.
+    /// Write the report here instead of standard output (-f parquet: a directory).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Exit 1 when any of these event kinds or groups occurred.
@@ -271,6 +274,8 @@ pub enum DissectFormat {
     Verbose,
     Jsonl,
     Csv,
+    /// Apache Parquet, one row per frame (needs -o FILE).
+    Parquet,
 }
 
 #[derive(Debug, Args)]
@@ -309,6 +314,10 @@ pub struct DissectArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = DissectFormat::Text)]
     pub format: DissectFormat,
+    /// Write the output here instead of standard output (complete or not at all); -f parquet
+    /// needs it.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Display filter (Wireshark syntax for the fields rocescope decodes).
     #[arg(short = 'Y', long = "filter", value_name = "EXPR")]
     pub filter: Option<String>,

@@ -8,8 +8,11 @@
 //! - `text` ([`text`]): one summary line per frame, tshark's columns;
 //! - `verbose` ([`verbose`]): the field tree of [`rocescope_dissectors::pretty::TreeWriter`];
 //! - `jsonl` ([`json`]): one JSON object per frame with the keys of interfaces.md §4;
-//! - `csv` ([`csv`]): a header row and one row per frame (columns documented there).
+//! - `csv` ([`csv`]): a header row and one row per frame (columns documented there);
+//! - `parquet` ([`parquet`]): one row per frame, with the frame's analysis
+//!   marks (the captures are replayed first to learn them, when they are files).
 //!
+//! `-o FILE` writes any format to a file that is complete or absent ([`AtomicFile`]).
 //! A filter that uses the replay's analysis marks (`loss`, `ooo`, `dup`, `retrans`) first
 //! replays the captures through [`crate::replay::run`] to learn each frame's marks (so it
 //! needs files, not standard input). A broken pipe surfaces as an `io::Error` of kind
@@ -19,19 +22,23 @@
 pub mod csv;
 pub mod fields;
 pub mod json;
+pub mod parquet;
 pub mod text;
 pub mod verbose;
 
 use std::io::{self, BufWriter, Write};
 use std::ops::ControlFlow;
 
-use anyhow::bail;
+use anyhow::{Context as _, bail};
 use rocescope_dissectors::stack::DissectOptions;
 
+use self::parquet::FrameRows;
 use crate::capture;
+use crate::columnar::{self, ParquetFile};
 pub use crate::config::{DissectConfig, DissectFormat as Format};
 use crate::filter::FrameMarks;
 use crate::frame::FrameView;
+use crate::outfile::AtomicFile;
 use crate::replay::{self, EngineConfig};
 use crate::source::{self, Ranged, Threads};
 
@@ -44,6 +51,22 @@ const OUT_BUF: usize = 256 << 10;
 /// A capture that cannot be opened or read (after the frames before the problem were written),
 /// or an output error (a broken pipe among them).
 pub fn run(cfg: &DissectConfig) -> anyhow::Result<()> {
+    if let Some(path) = cfg
+        .output
+        .as_ref()
+        .filter(|_| cfg.format != Format::Parquet)
+    {
+        let file = AtomicFile::create(path).with_context(|| path.display().to_string())?;
+        let mut out = BufWriter::with_capacity(OUT_BUF, file);
+        // On an error the file is dropped unnamed: complete or absent.
+        write_all(cfg, &mut out)?;
+        let mut file = out
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)
+            .with_context(|| path.display().to_string())?;
+        file.commit().with_context(|| path.display().to_string())?;
+        return Ok(());
+    }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(OUT_BUF, stdout.lock());
     let result = write_all(cfg, &mut out);
@@ -59,10 +82,13 @@ pub fn run(cfg: &DissectConfig) -> anyhow::Result<()> {
 /// # Errors
 /// Standard input (it cannot be read twice), or a capture that cannot be read.
 fn marks(cfg: &DissectConfig) -> anyhow::Result<Option<FrameMarks>> {
-    if !cfg.filter.as_ref().is_some_and(|f| f.uses_marks()) {
+    let filtered = cfg.filter.as_ref().is_some_and(|f| f.uses_marks());
+    let from_stdin = cfg.captures.iter().any(|p| p.as_os_str() == "-");
+    if !filtered && (cfg.format != Format::Parquet || from_stdin) {
+        // Parquet's `marks` column is left null where the capture cannot be read twice.
         return Ok(None);
     }
-    if cfg.captures.iter().any(|p| p.as_os_str() == "-") {
+    if from_stdin {
         bail!(
             "-Y: the analysis marks (loss, ooo, dup, retrans) need the capture read twice: give a file, not standard input"
         );
@@ -86,7 +112,7 @@ fn marks(cfg: &DissectConfig) -> anyhow::Result<Option<FrameMarks>> {
 /// # Errors
 /// As [`run`].
 pub fn write_all(cfg: &DissectConfig, out: &mut impl Write) -> anyhow::Result<()> {
-    let mut writer = Writer::new(cfg);
+    let mut writer = Writer::new(cfg)?;
     let result = if let Some(live) = &cfg.live {
         if cfg.filter.as_ref().is_some_and(|f| f.uses_marks()) {
             bail!(
@@ -126,8 +152,12 @@ pub fn write_all(cfg: &DissectConfig, out: &mut impl Write) -> anyhow::Result<()
             )
         }
     };
-    // The frames decoded before a capture error still go out.
-    let finished = writer.finish(out);
+    // The frames decoded before a capture error still go out (to a stream; a Parquet file is
+    // complete or absent).
+    let finished = match (&result, &writer) {
+        (Err(_), Writer::Parquet(_)) => Ok(()),
+        _ => writer.finish(out),
+    };
     result?;
     finished?;
     Ok(())
@@ -149,16 +179,17 @@ fn frames(
     let mut shown = 0u64;
     source::for_each(source, Threads::Auto, |frame, at| -> anyhow::Result<_> {
         let view = FrameView::new(frame, &options, at.first_time_ns);
-        if let Some(filter) = &cfg.filter {
-            let m = marks
-                .as_mut()
-                .map(|m| m.next_frame(frame.number))
-                .unwrap_or_default();
-            if !filter.matches_marked(&view.facts(), m, view.dissected.as_ref()) {
-                return Ok(ControlFlow::Continue(()));
-            }
+        let m = marks.as_mut().map(|m| m.next_frame(frame.number));
+        if let Some(filter) = &cfg.filter
+            && !filter.matches_marked(
+                &view.facts(),
+                m.unwrap_or_default(),
+                view.dissected.as_ref(),
+            )
+        {
+            return Ok(ControlFlow::Continue(()));
         }
-        writer.frame(&view, out)?;
+        writer.frame(&view, m, out)?;
         shown += 1;
         if at.idle {
             out.flush()?; // live: the frame is shown as it arrives
@@ -181,11 +212,22 @@ enum Writer {
     Jsonl(json::JsonWriter),
     Csv(csv::CsvWriter),
     Fields(fields::FieldsWriter),
+    Parquet(Box<ParquetFrames>),
+}
+
+/// `-f parquet`: the frame rows and the file they go to, a row group at a time.
+struct ParquetFrames {
+    rows: FrameRows,
+    file: Option<ParquetFile>,
+    written: u64,
+    /// Where, and whether to say so (not under `-q`).
+    path: std::path::PathBuf,
+    quiet: bool,
 }
 
 impl Writer {
-    fn new(cfg: &DissectConfig) -> Self {
-        match cfg.format {
+    fn new(cfg: &DissectConfig) -> anyhow::Result<Self> {
+        Ok(match cfg.format {
             Format::Text => Writer::Text(text::TextWriter::new(cfg.link_bps)),
             Format::Verbose => Writer::Verbose(verbose::VerboseWriter::new()),
             Format::Jsonl => Writer::Jsonl(json::JsonWriter::new()),
@@ -193,7 +235,31 @@ impl Writer {
             Format::Fields => {
                 Writer::Fields(fields::FieldsWriter::new(&cfg.fields, cfg.layout.clone()))
             }
-        }
+            Format::Parquet => {
+                let Some(path) = &cfg.output else {
+                    bail!("-f parquet writes a file: name it with -o FILE");
+                };
+                let files = if cfg.live.is_some() {
+                    cfg.live.iter().map(|l| l.iface.clone()).collect()
+                } else {
+                    cfg.captures
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect()
+                };
+                let mut rows = FrameRows::new(files);
+                let name = format!("frames/{}", self::parquet::SCHEMA_VERSION);
+                let unique = self::parquet::UNIQUE;
+                let file = ParquetFile::create(path, rows.table(), &name, &unique)?;
+                Writer::Parquet(Box::new(ParquetFrames {
+                    rows,
+                    file: Some(file),
+                    written: 0,
+                    path: path.clone(),
+                    quiet: cfg.quiet,
+                }))
+            }
+        })
     }
 
     fn header(&mut self, out: &mut impl Write) -> io::Result<()> {
@@ -204,20 +270,49 @@ impl Writer {
         }
     }
 
-    fn finish(&mut self, out: &mut impl Write) -> io::Result<()> {
+    fn finish(&mut self, out: &mut impl Write) -> anyhow::Result<()> {
         match self {
-            Writer::Jsonl(w) => w.finish(out),
-            _ => Ok(()),
+            Writer::Jsonl(w) => w.finish(out)?,
+            Writer::Parquet(p) => {
+                if let Some(file) = p.file.take() {
+                    file.close(p.rows.table())?;
+                    if !p.quiet {
+                        eprintln!(
+                            "rocescope: wrote {} frames to {}",
+                            p.written,
+                            p.path.display()
+                        );
+                    }
+                }
+            }
+            _ => {}
         }
+        Ok(())
     }
 
-    fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
+    /// One frame; `marks` are its analysis marks where the captures were replayed.
+    fn frame(
+        &mut self,
+        view: &FrameView<'_>,
+        marks: Option<crate::filter::Marks>,
+        out: &mut impl Write,
+    ) -> anyhow::Result<()> {
         match self {
-            Writer::Text(w) => w.frame(view, out),
-            Writer::Verbose(w) => w.frame(view, out),
-            Writer::Jsonl(w) => w.frame(view, out),
-            Writer::Csv(w) => w.frame(view, out),
-            Writer::Fields(w) => w.frame(view, out),
+            Writer::Text(w) => w.frame(view, out)?,
+            Writer::Verbose(w) => w.frame(view, out)?,
+            Writer::Jsonl(w) => w.frame(view, out)?,
+            Writer::Csv(w) => w.frame(view, out)?,
+            Writer::Fields(w) => w.frame(view, out)?,
+            Writer::Parquet(p) => {
+                p.rows.frame(view, marks);
+                p.written += 1;
+                if p.rows.table().rows() >= columnar::ROW_GROUP
+                    && let Some(file) = &mut p.file
+                {
+                    file.write(p.rows.table())?;
+                }
+            }
         }
+        Ok(())
     }
 }

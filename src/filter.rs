@@ -112,6 +112,22 @@ impl Marks {
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
+
+    /// The bare words of the marks set, in the order interfaces.md §5 lists them.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        const NAMES: [(Marks, &str); 6] = [
+            (Marks::LOSS, "loss"),
+            (Marks::OOO, "ooo"),
+            (Marks::DUP, "dup"),
+            (Marks::RETRANS, "retrans"),
+            (Marks::NOT_CAPTURED, "not_captured"),
+            (Marks::CONFORMANCE, "conformance"),
+        ];
+        NAMES
+            .into_iter()
+            .filter(move |&(m, _)| self.contains(m))
+            .map(|(_, name)| name)
+    }
 }
 
 /// Every frame's replay marks, from a replay's events, for frames read in order (a capture

@@ -29,6 +29,7 @@ pub mod ahead;
 pub mod analyze;
 pub mod capture;
 pub mod cli;
+pub mod columnar;
 pub mod config;
 pub mod dissect;
 pub mod filter;

@@ -3,7 +3,8 @@
 //! oversubscribed), the reports written in the order the captures were named as they become
 //! ready. `-f json` writes each report (§6.6) as one JSON document per line, its
 //! `capture.files` naming the capture; `-f text` the text reports one after another, each under
-//! a `== CAPTURE` line.
+//! a `== CAPTURE` line; `-f parquet -o DIR` each capture's tables into its own Hive partition,
+//! `DIR/capture=NAME/` (NAME: the capture's file name), written by the worker that analyzed it.
 //!
 //! A capture that cannot be read does not stop the others: its line says why
 //! (`{"capture":{"files":[NAME]},"error":…}` in JSON), and the run ends with a one-line error
@@ -30,7 +31,12 @@ type Done = (usize, Result<(Vec<u8>, bool), String>);
 /// analyzed (after every other report was written).
 pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
     if cfg.format == Format::Csv {
-        anyhow::bail!("--each writes -f json (a line per capture) or -f text; not -f csv");
+        anyhow::bail!(
+            "--each writes -f json (a line per capture), -f text or -f parquet; not -f csv"
+        );
+    }
+    if cfg.format == Format::Parquet {
+        partitions(cfg)?;
     }
     let workers = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
@@ -83,6 +89,16 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
         out.finish()
     });
     written?;
+    if cfg.format == Format::Parquet
+        && !cfg.quiet
+        && let Some(dir) = &cfg.output
+    {
+        eprintln!(
+            "rocescope: wrote the tables of {} captures to {}/capture=NAME/",
+            cfg.captures.len() - failed,
+            dir.display()
+        );
+    }
     if failed > 0 {
         anyhow::bail!(
             "{failed} of {} captures could not be analyzed (their lines say why)",
@@ -92,6 +108,34 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
     Ok(matched)
 }
 
+/// The Hive partition of each capture, `DIR/capture=NAME` (checked to be distinct).
+///
+/// # Errors
+/// Two captures with one file name, or a name that cannot be a partition's.
+fn partitions(cfg: &AnalyzeConfig) -> anyhow::Result<Vec<PathBuf>> {
+    let Some(dir) = &cfg.output else {
+        anyhow::bail!("-f parquet writes a directory of tables: name it with -o DIR");
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::with_capacity(cfg.captures.len());
+    for path in &cfg.captures {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            anyhow::bail!(
+                "{}: --each -f parquet names a partition after the capture's file name, and this one has none",
+                path.display()
+            );
+        };
+        if !seen.insert(name) {
+            anyhow::bail!(
+                "{}: two captures are named {name}: their partitions (capture={name}) would be one; give them distinct file names",
+                path.display()
+            );
+        }
+        out.push(dir.join(format!("capture={name}")));
+    }
+    Ok(out)
+}
+
 /// One capture, alone, on this thread.
 fn one(cfg: &AnalyzeConfig, path: &std::path::Path) -> Result<(Vec<u8>, bool), String> {
     let mut single = cfg.clone();
@@ -99,7 +143,15 @@ fn one(cfg: &AnalyzeConfig, path: &std::path::Path) -> Result<(Vec<u8>, bool), S
     single.each = false;
     let replay = super::replay_with(&single, None).map_err(|e| format!("{e:#}"))?;
     let mut report = Vec::new();
-    write_report(&single, &replay, &mut report, false).map_err(|e| e.to_string())?;
+    if cfg.format == Format::Parquet {
+        let dir = match (&cfg.output, path.file_name()) {
+            (Some(d), Some(n)) => d.join(format!("capture={}", n.to_string_lossy())),
+            _ => return Err("-f parquet needs -o DIR".to_owned()),
+        };
+        super::parquet::write_dir(&single, &replay, &dir).map_err(|e| format!("{e:#}"))?;
+    } else {
+        write_report(&single, &replay, &mut report, false).map_err(|e| e.to_string())?;
+    }
     let hit = !single.fail_on.is_empty() && single.fail_on.matches(&replay);
     Ok((report, hit))
 }
@@ -112,6 +164,10 @@ enum Output {
 
 impl Output {
     fn open(cfg: &AnalyzeConfig) -> anyhow::Result<Self> {
+        if cfg.format == Format::Parquet {
+            // the tables are the workers'; stdout gets nothing, failures go to stderr
+            return Ok(Output::Stdout(BufWriter::new(io::stdout())));
+        }
         Ok(match &cfg.output {
             Some(p) => Output::File(
                 BufWriter::with_capacity(
@@ -139,6 +195,7 @@ impl Output {
         report: &[u8],
     ) -> anyhow::Result<()> {
         match cfg.format {
+            Format::Parquet => {}
             Format::Json => {
                 // the report on one line (its `capture.files` names the capture)
                 let doc: serde_json::Value =
@@ -163,6 +220,7 @@ impl Output {
     ) -> anyhow::Result<()> {
         let error = crate::text::one_line(error);
         match cfg.format {
+            Format::Parquet => eprintln!("rocescope: {}: {error}", name.display()),
             Format::Json => {
                 let line = serde_json::json!({
                     "capture": { "files": [name.display().to_string()] },

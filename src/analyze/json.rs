@@ -231,21 +231,24 @@ impl Serialize for Events<'_> {
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
         let mut detail = String::new();
         for e in self.0 {
-            detail.clear();
-            {
-                use std::fmt::Write as _;
-                let _ = write!(detail, "{}", e.detail);
-            }
-            seq.serialize_element(&EventJson {
-                frame: e.frame,
-                time_ns: e.time_ns,
-                kind: e.kind.name(),
-                flow: e.flow,
-                psn: e.psn.map(|p| p.value()),
-                detail: &detail,
-            })?;
+            seq.serialize_element(&event_json(e, &mut detail))?;
         }
         seq.end()
+    }
+}
+
+/// One event, its detail rendered into `detail` (reused from event to event).
+fn event_json<'d>(e: &Finding, detail: &'d mut String) -> EventJson<'d> {
+    use std::fmt::Write as _;
+    detail.clear();
+    let _ = write!(detail, "{}", e.detail);
+    EventJson {
+        frame: e.frame,
+        time_ns: e.time_ns,
+        kind: e.kind.name(),
+        flow: e.flow,
+        psn: e.psn.map(|p| p.value()),
+        detail,
     }
 }
 
@@ -258,53 +261,104 @@ pub fn mac_text(m: [u8; 6]) -> String {
     )
 }
 
+/// The capture object of the report.
+fn capture_json(cfg: &AnalyzeConfig, replay: &Replay) -> CaptureJson {
+    let c = &replay.capture;
+    CaptureJson {
+        files: cfg
+            .captures
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        frames: c.frames,
+        roce_frames: c.roce_frames,
+        rocev1_frames: c.rocev1_frames,
+        ib_frames: c.ib_frames,
+        pfc_frames: c.pfc_frames,
+        icrc_unreliable: c.icrc_unreliable,
+        kernel_drops: c.kernel_drops,
+        pause_frames: c.pause_frames,
+        tcp_bth_frames: c.tcp_bth_frames,
+        first_time_ns: c.first_time_ns,
+        last_time_ns: c.last_time_ns,
+        truncated_frames: c.truncated_frames,
+        malformed_frames: c.malformed_frames,
+        icrc_errors: c.icrc_errors,
+        link_speed_bps: cfg.link_bps,
+    }
+}
+
+fn pfc_json(r: &crate::replay::pfc::PfcRow) -> PfcJson {
+    PfcJson {
+        src_mac: mac_text(r.src_mac),
+        priority: r.priority,
+        pause_frames: r.pause_frames,
+        resume_frames: r.resume_frames,
+        quanta_total: r.quanta_total,
+        paused_ns: r.paused_ns,
+        storms: r.storms,
+    }
+}
+
 /// Write the report (pretty-printed, one trailing newline).
 ///
 /// # Errors
 /// Output errors.
 pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
-    let c = &replay.capture;
     let report = Report {
         version: 1,
-        capture: CaptureJson {
-            files: cfg
-                .captures
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect(),
-            frames: c.frames,
-            roce_frames: c.roce_frames,
-            rocev1_frames: c.rocev1_frames,
-            ib_frames: c.ib_frames,
-            pfc_frames: c.pfc_frames,
-            icrc_unreliable: c.icrc_unreliable,
-            kernel_drops: c.kernel_drops,
-            pause_frames: c.pause_frames,
-            tcp_bth_frames: c.tcp_bth_frames,
-            first_time_ns: c.first_time_ns,
-            last_time_ns: c.last_time_ns,
-            truncated_frames: c.truncated_frames,
-            malformed_frames: c.malformed_frames,
-            icrc_errors: c.icrc_errors,
-            link_speed_bps: cfg.link_bps,
-        },
+        capture: capture_json(cfg, replay),
         flows: Flows(&replay.flows),
-        pfc: replay
-            .pfc
-            .iter()
-            .map(|r| PfcJson {
-                src_mac: mac_text(r.src_mac),
-                priority: r.priority,
-                pause_frames: r.pause_frames,
-                resume_frames: r.resume_frames,
-                quanta_total: r.quanta_total,
-                paused_ns: r.paused_ns,
-                storms: r.storms,
-            })
-            .collect(),
+        pfc: replay.pfc.iter().map(pfc_json).collect(),
         tcp_bth: &replay.tcp_bth,
         events: Events(&replay.events),
     };
     serde_json::to_writer_pretty(&mut *out, &report).map_err(io::Error::from)?;
     out.write_all(b"\n")
+}
+
+/// The report's tables, for writers that take them a row at a time (Parquet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// One row: the `capture` object, with the report's `version`.
+    Capture,
+    Flows,
+    Pfc,
+    TcpBth,
+    Events,
+}
+
+/// Every row of the report as the JSON report has it, section by section, one at a time (no
+/// table of rows is built).
+///
+/// # Errors
+/// The first error `row` returns.
+pub fn each_row<E>(
+    cfg: &AnalyzeConfig,
+    replay: &Replay,
+    mut row: impl FnMut(Section, serde_json::Value) -> Result<(), E>,
+) -> Result<(), E> {
+    let json = |v: Result<serde_json::Value, serde_json::Error>| v.unwrap_or_default();
+    let mut capture = json(serde_json::to_value(capture_json(cfg, replay)));
+    if let serde_json::Value::Object(m) = &mut capture {
+        m.insert("version".to_owned(), 1.into());
+    }
+    row(Section::Capture, capture)?;
+    for f in &replay.flows {
+        row(Section::Flows, json(serde_json::to_value(FlowJson::new(f))))?;
+    }
+    for r in &replay.pfc {
+        row(Section::Pfc, json(serde_json::to_value(pfc_json(r))))?;
+    }
+    for t in &replay.tcp_bth {
+        row(Section::TcpBth, json(serde_json::to_value(t)))?;
+    }
+    let mut detail = String::new();
+    for e in &replay.events {
+        row(
+            Section::Events,
+            json(serde_json::to_value(event_json(e, &mut detail))),
+        )?;
+    }
+    Ok(())
 }

@@ -18,6 +18,8 @@ pub enum AnalyzeFormat {
     Json,
     /// The flow table.
     Csv,
+    /// The report's tables as Parquet files in the `-o` directory (interfaces.md §10).
+    Parquet,
 }
 
 impl From<cli::AnalyzeFormat> for AnalyzeFormat {
@@ -26,6 +28,7 @@ impl From<cli::AnalyzeFormat> for AnalyzeFormat {
             cli::AnalyzeFormat::Text => AnalyzeFormat::Text,
             cli::AnalyzeFormat::Json => AnalyzeFormat::Json,
             cli::AnalyzeFormat::Csv => AnalyzeFormat::Csv,
+            cli::AnalyzeFormat::Parquet => AnalyzeFormat::Parquet,
         }
     }
 }
@@ -157,6 +160,9 @@ impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
             .map_err(|e| anyhow::anyhow!("--report-every: {e}"))?;
         if report_every.is_zero() {
             anyhow::bail!("--report-every: give a time above zero");
+        }
+        if args.format == cli::AnalyzeFormat::Parquet && args.output.is_none() {
+            anyhow::bail!("-f parquet writes a directory of tables: name it with -o DIR");
         }
         Ok(AnalyzeConfig {
             live: super::live::live_input(global, &args.live, None)?,

@@ -20,6 +20,8 @@ pub enum DissectFormat {
     Csv,
     /// tshark's `-T fields`: the `-e` columns.
     Fields,
+    /// Apache Parquet, one row per frame (interfaces.md §10), to `-o FILE`.
+    Parquet,
 }
 
 impl From<cli::DissectFormat> for DissectFormat {
@@ -29,6 +31,7 @@ impl From<cli::DissectFormat> for DissectFormat {
             cli::DissectFormat::Verbose => DissectFormat::Verbose,
             cli::DissectFormat::Jsonl => DissectFormat::Jsonl,
             cli::DissectFormat::Csv => DissectFormat::Csv,
+            cli::DissectFormat::Parquet => DissectFormat::Parquet,
         }
     }
 }
@@ -43,6 +46,8 @@ pub struct DissectConfig {
     /// `-i IFACE`: a live interface instead of `captures`.
     pub live: Option<super::LiveConfig>,
     pub format: DissectFormat,
+    /// `-o FILE`: the output goes there (complete or absent) instead of standard output.
+    pub output: Option<PathBuf>,
     /// Compiled with the replay's analysis marks allowed (`loss`, `ooo`, …): when it uses
     /// them, `dissect` replays the capture first.
     pub filter: Option<Filter>,
@@ -94,6 +99,9 @@ impl TryFrom<(&GlobalConfig, cli::DissectArgs)> for DissectConfig {
         }
         let mut captures = args.read;
         captures.extend(args.captures);
+        if format == DissectFormat::Parquet && args.output.is_none() {
+            anyhow::bail!("-f parquet writes a file: name it with -o FILE");
+        }
         if live.is_some() && args.frames.is_some() {
             anyhow::bail!("--frames numbers frames of a file; with -i use -c");
         }
@@ -103,6 +111,7 @@ impl TryFrom<(&GlobalConfig, cli::DissectArgs)> for DissectConfig {
             fields: args.fields,
             layout,
             format,
+            output: args.output,
             filter,
             count: args.count,
             frames,

@@ -1,0 +1,273 @@
+//! `analyze -f parquet -o DIR`: the report's tables as `DIR/capture.parquet`, `flows.parquet`,
+//! `pfc.parquet`, `events.parquet` and `tcp_bth.parquet`, with the JSON report's keys as
+//! columns (interfaces.md §6.6, §10) and nested objects as structs.
+//!
+//! Rows come from [`super::json::each_row`], the JSON report's own rows, one at a time; a row
+//! group is written every [`ROW_GROUP`] rows.
+//!
+//! Counts, times and ids are `Int64` (every engine's integer; Spark reads unsigned 64-bit
+//! Parquet as a decimal), wire fields keep their narrow unsigned types (`destqp`, PSNs,
+//! ports, the PFC priority).
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde_json::Value as Json;
+
+use super::AnalyzeConfig;
+use super::json::{Section, each_row};
+use crate::columnar::columns::{Cell, Table};
+use crate::columnar::schema::{
+    Kind::{Bool, I64, Str, U8, U16, U32, U64},
+    Node, leaf, list_leaf, object,
+};
+use crate::columnar::{ParquetFile, ROW_GROUP};
+use crate::replay::Replay;
+
+/// The report tables' version, in each file's metadata (`rocescope.schema`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+fn counts(names: &[&'static str]) -> Vec<Node> {
+    names.iter().map(|&n| leaf(n, I64)).collect()
+}
+
+fn capture() -> Vec<Node> {
+    let mut c = vec![leaf("version", U32), list_leaf("files", Str)];
+    c.extend(counts(&[
+        "frames",
+        "roce_frames",
+        "rocev1_frames",
+        "ib_frames",
+        "pfc_frames",
+    ]));
+    c.push(leaf("icrc_unreliable", Bool));
+    c.extend(counts(&[
+        "kernel_drops",
+        "pause_frames",
+        "tcp_bth_frames",
+        "first_time_ns",
+        "last_time_ns",
+        "truncated_frames",
+        "malformed_frames",
+        "icrc_errors",
+    ]));
+    c.push(leaf("link_speed_bps", U64));
+    c
+}
+
+fn timing(name: &'static str) -> Node {
+    object(name, counts(&["samples", "p50", "p99", "max"]))
+}
+
+fn flows() -> Vec<Node> {
+    let mut f = vec![
+        leaf("id", I64),
+        leaf("src", Str),
+        leaf("dst", Str),
+        leaf("destqp", U32),
+        leaf("transport", Str),
+        leaf("peer", I64),
+    ];
+    f.extend(counts(&["frames", "bytes", "payload_bytes"]));
+    f.push(leaf("first_psn", U32));
+    f.push(leaf("last_psn", U32));
+    f.extend(counts(&[
+        "messages",
+        "psn_gaps",
+        "lost",
+        "unrecovered",
+        "out_of_order",
+        "duplicates",
+        "retransmissions",
+        "implied_timeouts",
+        "acks",
+        "read_responses",
+        "atomic_acks",
+    ]));
+    f.push(object(
+        "naks",
+        counts(&[
+            "psn_seq_err",
+            "rnr",
+            "invalid_request",
+            "remote_access",
+            "remote_op",
+            "invalid_rd",
+        ]),
+    ));
+    f.extend(counts(&[
+        "read_requests",
+        "read_response_gaps",
+        "unanswered_reads",
+        "ecn_ce",
+        "cnps",
+        "throttled_by_cnps",
+        "icrc_errors",
+        "not_captured",
+    ]));
+    for t in [
+        "ack_latency_ns",
+        "recovery_ns",
+        "nak_response_ns",
+        "nak_generation_ns",
+        "timeout_wait_ns",
+    ] {
+        f.push(timing(t));
+    }
+    f.push(object(
+        "conformance",
+        counts(&[
+            "gbn_wrong_start",
+            "repeated_nak",
+            "ack_regression",
+            "msn_regression",
+            "read_wrong_restart",
+            "response_after_fatal_nak",
+        ]),
+    ));
+    f
+}
+
+fn pfc() -> Vec<Node> {
+    let mut p = vec![leaf("src_mac", Str), leaf("priority", U8)];
+    p.extend(counts(&[
+        "pause_frames",
+        "resume_frames",
+        "quanta_total",
+        "paused_ns",
+        "storms",
+    ]));
+    p
+}
+
+fn tcp_bth() -> Vec<Node> {
+    let mut t = vec![
+        leaf("src", Str),
+        leaf("dst", Str),
+        leaf("srcport", U16),
+        leaf("dstport", U16),
+    ];
+    t.extend(counts(&[
+        "segments",
+        "messages",
+        "gaps",
+        "out_of_order",
+        "retransmissions",
+        "duplicates",
+        "icrc_errors",
+        "unrecovered",
+        "not_captured",
+        "partial_messages",
+        "anomalies",
+    ]));
+    t
+}
+
+fn events() -> Vec<Node> {
+    vec![
+        leaf("frame", I64),
+        leaf("time_ns", I64),
+        leaf("kind", Str),
+        leaf("flow", I64),
+        leaf("psn", U32),
+        leaf("detail", Str),
+    ]
+}
+
+/// The report's tables: file name (without `.parquet`) and columns, in the order written.
+#[must_use]
+pub fn tables() -> [(&'static str, Vec<Node>); 5] {
+    [
+        ("capture", capture()),
+        ("flows", flows()),
+        ("pfc", pfc()),
+        ("tcp_bth", tcp_bth()),
+        ("events", events()),
+    ]
+}
+
+fn index(section: Section) -> usize {
+    match section {
+        Section::Capture => 0,
+        Section::Flows => 1,
+        Section::Pfc => 2,
+        Section::TcpBth => 3,
+        Section::Events => 4,
+    }
+}
+
+/// Write `replay`'s report into `dir` (created if missing), one Parquet file per table.
+///
+/// # Errors
+/// The directory or a file cannot be created or written; files already complete stay.
+pub fn write_dir(cfg: &AnalyzeConfig, replay: &Replay, dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let mut open = Vec::new();
+    for (name, nodes) in tables() {
+        let table = Table::new(&nodes);
+        let path = dir.join(format!("{name}.parquet"));
+        let unique: &[&str] = if name == "events" {
+            &["frame", "time_ns"]
+        } else {
+            &[]
+        };
+        let schema_name = format!("{name}/{SCHEMA_VERSION}");
+        let file = ParquetFile::create(&path, &table, &schema_name, unique)?;
+        open.push((table, file));
+    }
+    each_row(cfg, replay, |section, row| -> anyhow::Result<()> {
+        let Some((table, file)) = open.get_mut(index(section)) else {
+            return Ok(());
+        };
+        add_row(table, &row);
+        if table.rows() >= ROW_GROUP {
+            file.write(table)?;
+        }
+        Ok(())
+    })?;
+    for (mut table, file) in open {
+        file.close(&mut table)?;
+    }
+    Ok(())
+}
+
+/// One JSON object as a row.
+pub fn add_row(table: &mut Table, row: &Json) {
+    table.begin_row();
+    if let Json::Object(members) = row {
+        for (k, v) in members {
+            member(table, k, v);
+        }
+    }
+}
+
+fn member(table: &mut Table, key: &str, v: &Json) {
+    match v {
+        Json::Object(members) => {
+            table.begin_object(key);
+            for (k, x) in members {
+                member(table, k, x);
+            }
+            table.end();
+        }
+        Json::Array(items) => {
+            table.begin_list(key);
+            for x in items {
+                member(table, "", x);
+            }
+            table.end();
+        }
+        Json::Number(n) => {
+            let cell = match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => Cell::Uint(u),
+                (None, Some(i)) => Cell::Int(i),
+                // No report value is fractional; a null rather than a rounded number.
+                (None, None) => Cell::Null,
+            };
+            table.value(key, cell);
+        }
+        Json::String(s) => table.value(key, Cell::Str(s)),
+        Json::Bool(b) => table.value(key, Cell::Bool(*b)),
+        Json::Null => table.value(key, Cell::Null),
+    }
+}

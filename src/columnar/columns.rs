@@ -1,0 +1,638 @@
+//! Rows gathered column by column, as the JSON of each row is walked (member by member, from a
+//! [`rocescope_dissectors::pretty::Visitor`] or a `serde_json::Value`), and handed out as one
+//! Arrow [`RecordBatch`] per row group.
+//!
+//! Columns live in one arena, each with its Arrow builder (leaves) or its validity and offsets
+//! (structs, lists). A value is written at its row's slot: a column that a row does not touch
+//! is padded with nulls only when a later row touches it, or when the batch is finished, so a
+//! row costs what it holds, not the width of the schema (a RoCE frame fills ~30 of ~200
+//! columns). Nothing here allocates per row once the builders have grown.
+
+// Indexing cannot panic here: arena indices are handed out by `Table::new` for the same arena,
+// and a navigation entry only ever names a column of it.
+#![allow(clippy::indexing_slicing)]
+
+use std::fmt::{self, Write as _};
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    ArrayBuilder, BooleanBuilder, Int64Builder, StringBuilder, TimestampNanosecondBuilder,
+    UInt8Builder, UInt16Builder, UInt32Builder, UInt64Builder,
+};
+use arrow_array::{ArrayRef, ListArray, RecordBatch, StructArray};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{ArrowError, Field, FieldRef, Fields, SchemaRef};
+
+use super::schema::{self, Kind, Node, Shape};
+
+/// One value on its way into a leaf column.
+#[derive(Clone, Copy)]
+pub enum Cell<'a> {
+    Uint(u64),
+    Int(i64),
+    Bool(bool),
+    Str(&'a str),
+    /// `aa:bb:cc:dd:ee:ff`.
+    Mac([u8; 6]),
+    /// Dotted decimal.
+    Ipv4([u8; 4]),
+    /// Written as its `Display` shows it (IPv6 addresses, error texts).
+    Text(&'a dyn fmt::Display),
+    Null,
+}
+
+/// A member's name: `Static` when it is a `&'static str` (the field walk's keys), whose
+/// address then identifies it; `Borrowed` otherwise (keys of a parsed JSON row).
+#[derive(Clone, Copy)]
+pub enum Key<'a> {
+    Static(&'static str),
+    Borrowed(&'a str),
+}
+
+impl<'a> Key<'a> {
+    fn name(self) -> &'a str {
+        match self {
+            Key::Static(k) => k,
+            Key::Borrowed(k) => k,
+        }
+    }
+}
+
+impl<'a> From<&'a str> for Key<'a> {
+    fn from(k: &'a str) -> Self {
+        Key::Borrowed(k)
+    }
+}
+
+/// The rows of one table being gathered.
+pub struct Table {
+    cols: Vec<Col>,
+    /// Where the walk of the current row is: the innermost open object or list last.
+    stack: Vec<Nav>,
+    /// Rows begun in this batch.
+    rows: usize,
+    schema: SchemaRef,
+    /// Top-level columns in schema order (flattened objects expanded), for `finish`.
+    top: Vec<usize>,
+    /// The first member that had no column (or the wrong type), kept for one warning.
+    unmapped: Option<String>,
+}
+
+struct Col {
+    name: &'static str,
+    /// Members (objects) or the item (lists), each with its name.
+    children: Vec<(&'static str, usize)>,
+    /// Where the last member lookup matched: members come in schema order, so the next
+    /// lookup starts after it.
+    cursor: usize,
+    /// Members found before by a `&'static str` key, by the key's address and length: the
+    /// field walk's keys are static, so after the first row a lookup is one comparison.
+    memo: Vec<(usize, usize, usize)>,
+    store: Store,
+}
+
+enum Store {
+    /// A flattened object: no storage of its own.
+    Flat,
+    Struct {
+        valid: Vec<bool>,
+        fields: Fields,
+    },
+    List {
+        offsets: Vec<i32>,
+        valid: Vec<bool>,
+        field: FieldRef,
+    },
+    Present(BooleanBuilder),
+    U8(UInt8Builder),
+    U16(UInt16Builder),
+    U32(UInt32Builder),
+    U64(UInt64Builder),
+    I64(Int64Builder),
+    Bool(BooleanBuilder),
+    Str(StringBuilder),
+    Time(TimestampNanosecondBuilder),
+}
+
+#[derive(Clone, Copy)]
+struct Nav {
+    /// `None` while a member without a column is skipped with everything under it.
+    col: Option<usize>,
+    slot: usize,
+    /// In a list: the item slot the next item takes.
+    next_item: usize,
+}
+
+impl Table {
+    /// An empty table of the top-level `nodes`.
+    #[must_use]
+    pub fn new(nodes: &[Node]) -> Table {
+        let schema = Arc::new(schema::arrow_schema(nodes));
+        let mut t = Table {
+            cols: Vec::new(),
+            stack: Vec::new(),
+            rows: 0,
+            schema,
+            top: Vec::new(),
+            unmapped: None,
+        };
+        let root = t.push_col("", Store::Flat);
+        for n in nodes {
+            let c = t.add(n);
+            t.cols[root].children.push((n.name, c));
+        }
+        t.cols[root].memo = vec![(0, 0, usize::MAX); (nodes.len() * 4).next_power_of_two().max(2)];
+        t.top = t.expand_top(root);
+        t
+    }
+
+    fn push_col(&mut self, name: &'static str, store: Store) -> usize {
+        self.cols.push(Col {
+            name,
+            children: Vec::new(),
+            cursor: 0,
+            memo: Vec::new(),
+            store,
+        });
+        self.cols.len() - 1
+    }
+
+    fn add(&mut self, node: &Node) -> usize {
+        let store = match &node.shape {
+            Shape::Leaf(k) => match k {
+                Kind::U8 => Store::U8(UInt8Builder::new()),
+                Kind::U16 => Store::U16(UInt16Builder::new()),
+                Kind::U32 => Store::U32(UInt32Builder::new()),
+                Kind::U64 => Store::U64(UInt64Builder::new()),
+                Kind::I64 => Store::I64(Int64Builder::new()),
+                Kind::Bool => Store::Bool(BooleanBuilder::new()),
+                Kind::Str => Store::Str(StringBuilder::new()),
+                Kind::TimestampNs => {
+                    Store::Time(TimestampNanosecondBuilder::new().with_timezone("UTC"))
+                }
+            },
+            Shape::Present => Store::Present(BooleanBuilder::new()),
+            Shape::Flat(_) => Store::Flat,
+            Shape::Struct(m) => Store::Struct {
+                valid: Vec::new(),
+                fields: schema::struct_fields(m),
+            },
+            Shape::List(item) => Store::List {
+                offsets: vec![0],
+                valid: Vec::new(),
+                field: Arc::new(Field::new("item", schema::data_type(item), true)),
+            },
+        };
+        let c = self.push_col(node.name, store);
+        let members: &[Node] = match &node.shape {
+            Shape::Flat(m) | Shape::Struct(m) => m,
+            Shape::List(item) => std::slice::from_ref(&**item),
+            _ => &[],
+        };
+        for m in members {
+            let child = self.add(m);
+            self.cols[c].children.push((m.name, child));
+        }
+        if !members.is_empty() {
+            let size = (members.len() * 4).next_power_of_two().max(2);
+            self.cols[c].memo = vec![(0, 0, usize::MAX); size];
+        }
+        c
+    }
+
+    /// The top-level columns under `c`, flattened objects expanded, in schema order.
+    fn expand_top(&self, c: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        for &(_, child) in &self.cols[c].children {
+            if matches!(self.cols[child].store, Store::Flat) {
+                out.extend(self.expand_top(child));
+            } else {
+                out.push(child);
+            }
+        }
+        out
+    }
+
+    /// The Arrow schema of the batches.
+    #[must_use]
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// Rows begun since the last [`Table::finish`].
+    #[must_use]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The first member that had no column of its type, if any (the schema is behind the data:
+    /// a bug, reported once as a warning rather than lost silently).
+    #[must_use]
+    pub fn unmapped(&self) -> Option<&str> {
+        self.unmapped.as_deref()
+    }
+
+    /// Start a row: the members that follow are its top-level ones.
+    pub fn begin_row(&mut self) {
+        self.stack.clear();
+        self.stack.push(Nav {
+            col: Some(0),
+            slot: self.rows,
+            next_item: 0,
+        });
+        self.rows += 1;
+    }
+
+    fn note_unmapped(&mut self, key: &str) {
+        if self.unmapped.is_none() {
+            let mut path = String::new();
+            for nav in &self.stack {
+                if let Some(c) = nav.col {
+                    let name = self.cols[c].name;
+                    if !name.is_empty() {
+                        path.push_str(name);
+                        path.push('.');
+                    }
+                }
+            }
+            path.push_str(if key.is_empty() { "[]" } else { key });
+            self.unmapped = Some(path);
+        }
+    }
+
+    /// The column a member (or, in a list, the item) goes to, and its slot. A `Key::Static`
+    /// is looked up in the memo first.
+    #[inline]
+    fn locate(&mut self, key: Key<'_>) -> Option<(usize, usize)> {
+        let top = self.stack.last_mut()?;
+        let parent = top.col?;
+        if let Store::List { .. } = self.cols[parent].store {
+            let item = self.cols[parent].children.first()?.1;
+            let slot = top.next_item;
+            top.next_item += 1;
+            return Some((item, slot));
+        }
+        let slot = top.slot;
+        let p = &mut self.cols[parent];
+        let name = key.name();
+        let memo_at = match key {
+            Key::Static(k) if !p.memo.is_empty() => {
+                let addr = k.as_ptr() as usize;
+                // Fibonacci hashing: literals sit next to each other in memory, and the
+                // product's high bits spread neighbouring addresses over the table.
+                let bits = p.memo.len().trailing_zeros();
+                let h = (addr as u64 ^ k.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                // Lossless: `bits` is below 64, so the shifted value is below the table size.
+                let first = (h >> (64 - bits)) as usize;
+                let mask = p.memo.len() - 1;
+                let mut free = first;
+                for probe in 0..MEMO_PROBES {
+                    let i = (first + probe) & mask;
+                    let (a, len, child) = p.memo[i];
+                    if a == addr && len == k.len() {
+                        return Some((child, slot));
+                    }
+                    if a == 0 && free == first {
+                        free = i;
+                    }
+                }
+                Some((free, addr))
+            }
+            _ => None,
+        };
+        let n = p.children.len();
+        let start = p.cursor.min(n);
+        let found = (start..n)
+            .chain(0..start)
+            .find(|&i| p.children[i].0 == name);
+        match found {
+            Some(i) => {
+                p.cursor = i + 1;
+                let child = p.children[i].1;
+                if let Some((m, addr)) = memo_at {
+                    p.memo[m] = (addr, name.len(), child);
+                }
+                Some((child, slot))
+            }
+            None => {
+                self.note_unmapped(name);
+                None
+            }
+        }
+    }
+
+    /// An object member (or list item) opens.
+    pub fn begin_object<'k>(&mut self, key: impl Into<Key<'k>>) {
+        let key = key.into();
+        let mut nav = Nav {
+            col: None,
+            slot: 0,
+            next_item: 0,
+        };
+        if let Some((c, slot)) = self.locate(key) {
+            nav.slot = slot;
+            match &mut self.cols[c].store {
+                Store::Flat => nav.col = Some(c),
+                Store::Struct { valid, .. } => {
+                    if valid.len() <= slot {
+                        valid.resize(slot, false);
+                        valid.push(true);
+                        nav.col = Some(c);
+                    }
+                }
+                Store::Present(b) => {
+                    if b.len() <= slot {
+                        pad_bool(b, slot);
+                        b.append_value(true);
+                    }
+                }
+                _ => self.note_unmapped(key.name()),
+            }
+        }
+        self.stack.push(nav);
+    }
+
+    /// A list member opens.
+    pub fn begin_list<'k>(&mut self, key: impl Into<Key<'k>>) {
+        let key = key.into();
+        let mut nav = Nav {
+            col: None,
+            slot: 0,
+            next_item: 0,
+        };
+        if let Some((c, slot)) = self.locate(key) {
+            if let Store::List { offsets, valid, .. } = &mut self.cols[c].store {
+                if valid.len() <= slot {
+                    let last = offsets.last().copied().unwrap_or(0);
+                    offsets.resize(slot + 1, last);
+                    valid.resize(slot, false);
+                    nav = Nav {
+                        col: Some(c),
+                        slot,
+                        // Lossless: offsets are item counts of one batch.
+                        next_item: usize::try_from(last).unwrap_or(0),
+                    };
+                }
+            } else {
+                self.note_unmapped(key.name());
+            }
+        }
+        self.stack.push(nav);
+    }
+
+    /// The innermost object or list closes.
+    pub fn end(&mut self) {
+        let Some(nav) = self.stack.pop() else { return };
+        let Some(c) = nav.col else { return };
+        if let Store::List { offsets, valid, .. } = &mut self.cols[c].store {
+            offsets.push(i32::try_from(nav.next_item).unwrap_or(i32::MAX));
+            valid.push(true);
+        }
+    }
+
+    /// A scalar member (or list item).
+    #[inline]
+    pub fn value<'k>(&mut self, key: impl Into<Key<'k>>, cell: Cell<'_>) {
+        let key = key.into();
+        let Some((c, slot)) = self.locate(key) else {
+            return;
+        };
+        if !write_cell(&mut self.cols[c].store, slot, cell) {
+            self.note_unmapped(key.name());
+        }
+    }
+
+    /// The rows gathered so far as one batch; the table is empty again afterwards.
+    ///
+    /// # Errors
+    /// An Arrow error would be a bug here (lengths and types are kept consistent).
+    pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
+        let rows = self.rows;
+        let top = self.top.clone();
+        let mut columns = Vec::with_capacity(top.len());
+        for c in top {
+            columns.push(self.build(c, rows)?);
+        }
+        self.rows = 0;
+        self.stack.clear();
+        for col in &mut self.cols {
+            col.cursor = 0;
+        }
+        RecordBatch::try_new(self.schema.clone(), columns)
+    }
+
+    fn build(&mut self, c: usize, len: usize) -> Result<ArrayRef, ArrowError> {
+        let children: Vec<usize> = self.cols[c].children.iter().map(|&(_, i)| i).collect();
+        match &mut self.cols[c].store {
+            Store::Struct { valid, fields } => {
+                valid.resize(len, false);
+                let nulls = NullBuffer::from(std::mem::take(valid));
+                let fields = fields.clone();
+                let mut arrays = Vec::with_capacity(children.len());
+                for child in children {
+                    arrays.push(self.build(child, len)?);
+                }
+                Ok(Arc::new(StructArray::try_new(fields, arrays, Some(nulls))?))
+            }
+            Store::List {
+                offsets,
+                valid,
+                field,
+            } => {
+                let last = offsets.last().copied().unwrap_or(0);
+                offsets.resize(len + 1, last);
+                valid.resize(len, false);
+                let nulls = NullBuffer::from(std::mem::take(valid));
+                let offs = std::mem::replace(offsets, vec![0]);
+                let field = field.clone();
+                let items = usize::try_from(last).unwrap_or(0);
+                let values = match children.first() {
+                    Some(&item) => self.build(item, items)?,
+                    None => return Err(ArrowError::SchemaError("list without item".into())),
+                };
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(offs));
+                Ok(Arc::new(ListArray::try_new(
+                    field,
+                    offsets,
+                    values,
+                    Some(nulls),
+                )?))
+            }
+            Store::Flat => Err(ArrowError::SchemaError(
+                "a flattened object inside a list or struct".into(),
+            )),
+            store => Ok(finish_leaf(store, len)),
+        }
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Memo slots tried per lookup (linear probing; the table has 4 slots per member).
+const MEMO_PROBES: usize = 4;
+
+fn pad_bool(b: &mut BooleanBuilder, to: usize) {
+    if b.len() < to {
+        b.append_nulls(to - b.len());
+    }
+}
+
+/// Append `cell` at `slot` of a leaf; false when the leaf cannot hold it (the wrong type, or a
+/// number too wide: a null is written then).
+fn write_cell(store: &mut Store, slot: usize, cell: Cell<'_>) -> bool {
+    macro_rules! int {
+        ($b:expr, $t:ty) => {{
+            let b = $b;
+            if b.len() > slot {
+                return true; // a member repeated in one object: the first one stays
+            }
+            b.append_nulls(slot - b.len());
+            let v = match cell {
+                Cell::Uint(x) => <$t>::try_from(x).ok(),
+                Cell::Int(x) => <$t>::try_from(x).ok(),
+                Cell::Bool(x) => Some(<$t>::from(x)),
+                Cell::Null => {
+                    b.append_null();
+                    return true;
+                }
+                Cell::Str(_) | Cell::Text(_) | Cell::Mac(_) | Cell::Ipv4(_) => None,
+            };
+            match v {
+                Some(v) => {
+                    b.append_value(v);
+                    true
+                }
+                None => {
+                    b.append_null();
+                    false
+                }
+            }
+        }};
+    }
+    match store {
+        Store::U8(b) => int!(b, u8),
+        Store::U16(b) => int!(b, u16),
+        Store::U32(b) => int!(b, u32),
+        Store::U64(b) => int!(b, u64),
+        Store::I64(b) => int!(b, i64),
+        Store::Time(b) => {
+            if b.len() > slot {
+                return true;
+            }
+            b.append_nulls(slot - b.len());
+            match cell {
+                Cell::Uint(x) => match i64::try_from(x) {
+                    Ok(v) => b.append_value(v),
+                    Err(_) => b.append_null(),
+                },
+                Cell::Int(x) => b.append_value(x),
+                _ => {
+                    b.append_null();
+                    return matches!(cell, Cell::Null);
+                }
+            }
+            true
+        }
+        Store::Bool(b) | Store::Present(b) => {
+            if b.len() > slot {
+                return true;
+            }
+            pad_bool(b, slot);
+            match cell {
+                Cell::Bool(x) => b.append_value(x),
+                Cell::Null => b.append_null(),
+                _ => {
+                    b.append_null();
+                    return false;
+                }
+            }
+            true
+        }
+        Store::Str(b) => {
+            if b.len() > slot {
+                return true;
+            }
+            if b.len() < slot {
+                b.append_nulls(slot - b.len());
+            }
+            match cell {
+                Cell::Str(s) => b.append_value(s),
+                Cell::Mac(m) => {
+                    let mut text = [0u8; 17];
+                    for (i, byte) in m.iter().enumerate() {
+                        text[i * 3] = HEX[usize::from(byte >> 4)];
+                        text[i * 3 + 1] = HEX[usize::from(byte & 15)];
+                        if i < 5 {
+                            text[i * 3 + 2] = b':';
+                        }
+                    }
+                    b.append_value(std::str::from_utf8(&text).unwrap_or(""));
+                }
+                Cell::Ipv4(a) => {
+                    let mut text = [0u8; 15];
+                    let mut n = 0;
+                    for (i, &octet) in a.iter().enumerate() {
+                        if i > 0 {
+                            text[n] = b'.';
+                            n += 1;
+                        }
+                        if octet >= 100 {
+                            text[n] = b'0' + octet / 100;
+                            n += 1;
+                        }
+                        if octet >= 10 {
+                            text[n] = b'0' + octet / 10 % 10;
+                            n += 1;
+                        }
+                        text[n] = b'0' + octet % 10;
+                        n += 1;
+                    }
+                    b.append_value(std::str::from_utf8(&text[..n]).unwrap_or(""));
+                }
+                Cell::Text(d) => {
+                    // Writing into the builder's value buffer cannot fail.
+                    let _ = write!(b, "{d}");
+                    b.append_value("");
+                }
+                Cell::Uint(x) => {
+                    let _ = write!(b, "{x}");
+                    b.append_value("");
+                }
+                Cell::Int(x) => {
+                    let _ = write!(b, "{x}");
+                    b.append_value("");
+                }
+                Cell::Bool(x) => b.append_value(if x { "true" } else { "false" }),
+                Cell::Null => b.append_null(),
+            }
+            true
+        }
+        Store::Flat | Store::Struct { .. } | Store::List { .. } => false,
+    }
+}
+
+/// A leaf's values, padded with nulls to `len` (the builder is empty and reusable afterwards).
+fn finish_leaf(store: &mut Store, len: usize) -> ArrayRef {
+    macro_rules! done {
+        ($b:expr) => {{
+            let b = $b;
+            if b.len() < len {
+                b.append_nulls(len - b.len());
+            }
+            Arc::new(b.finish()) as ArrayRef
+        }};
+    }
+    match store {
+        Store::U8(b) => done!(b),
+        Store::U16(b) => done!(b),
+        Store::U32(b) => done!(b),
+        Store::U64(b) => done!(b),
+        Store::I64(b) => done!(b),
+        Store::Bool(b) | Store::Present(b) => done!(b),
+        Store::Str(b) => done!(b),
+        Store::Time(b) => done!(b),
+        Store::Flat | Store::Struct { .. } | Store::List { .. } => {
+            Arc::new(arrow_array::NullArray::new(len)) as ArrayRef
+        }
+    }
+}
