@@ -66,7 +66,23 @@ impl<'a> From<&'a str> for Key<'a> {
 
 /// The rows of one table being gathered.
 pub struct Table {
+    /// What the walk needs to find a column, compact (a lookup touches a few cache lines);
+    /// indexed like `stores`.
     cols: Vec<Col>,
+    /// Every column's members (or item), each column's contiguous: `kids[first..first + count]`.
+    kids: Vec<(&'static str, usize)>,
+    /// Every column's memo of members found by a static key, contiguous per column: `(key
+    /// address, key length, column)`; the field walk's keys are `&'static str`, so after the
+    /// first row a lookup is one comparison.
+    memo: Vec<(usize, usize, usize)>,
+    /// The columns' builders, validity and offsets.
+    stores: Vec<Store>,
+    /// The static-key lookups of the rows before, by their position in the row: two ways per
+    /// position, `(key address, parent, column)`. Rows mostly repeat one of a few shapes (a
+    /// WRITE, its ACK), so the walk reads this in order and finds its column in one compare.
+    trace: Vec<[(usize, usize, usize); 2]>,
+    /// The next position in `trace` for the current row.
+    trace_pos: usize,
     /// Where the walk of the current row is: the innermost open object or list last.
     stack: Vec<Nav>,
     /// Rows begun in this batch.
@@ -78,17 +94,18 @@ pub struct Table {
     unmapped: Option<String>,
 }
 
+#[derive(Clone, Copy)]
 struct Col {
     name: &'static str,
-    /// Members (objects) or the item (lists), each with its name.
-    children: Vec<(&'static str, usize)>,
+    first: usize,
+    count: usize,
     /// Where the last member lookup matched: members come in schema order, so the next
     /// lookup starts after it.
     cursor: usize,
-    /// Members found before by a `&'static str` key, by the key's address and length: the
-    /// field walk's keys are static, so after the first row a lookup is one comparison.
-    memo: Vec<(usize, usize, usize)>,
-    store: Store,
+    memo_at: usize,
+    /// Memo slots (a power of two; 0 for a leaf).
+    memo_len: usize,
+    list: bool,
 }
 
 enum Store {
@@ -130,31 +147,20 @@ impl Table {
         let schema = Arc::new(schema::arrow_schema(nodes));
         let mut t = Table {
             cols: Vec::new(),
+            kids: Vec::new(),
+            memo: Vec::new(),
+            stores: Vec::new(),
+            trace: Vec::new(),
+            trace_pos: 0,
             stack: Vec::new(),
             rows: 0,
             schema,
             top: Vec::new(),
             unmapped: None,
         };
-        let root = t.push_col("", Store::Flat);
-        for n in nodes {
-            let c = t.add(n);
-            t.cols[root].children.push((n.name, c));
-        }
-        t.cols[root].memo = vec![(0, 0, usize::MAX); (nodes.len() * 4).next_power_of_two().max(2)];
+        let root = t.add(&schema::flat("", nodes.to_vec()));
         t.top = t.expand_top(root);
         t
-    }
-
-    fn push_col(&mut self, name: &'static str, store: Store) -> usize {
-        self.cols.push(Col {
-            name,
-            children: Vec::new(),
-            cursor: 0,
-            memo: Vec::new(),
-            store,
-        });
-        self.cols.len() - 1
     }
 
     fn add(&mut self, node: &Node) -> usize {
@@ -183,28 +189,49 @@ impl Table {
                 field: Arc::new(Field::new("item", schema::data_type(item), true)),
             },
         };
-        let c = self.push_col(node.name, store);
+        let c = self.cols.len();
+        self.cols.push(Col {
+            name: node.name,
+            first: 0,
+            count: 0,
+            cursor: 0,
+            memo_at: 0,
+            memo_len: 0,
+            list: matches!(store, Store::List { .. }),
+        });
+        self.stores.push(store);
         let members: &[Node] = match &node.shape {
             Shape::Flat(m) | Shape::Struct(m) => m,
             Shape::List(item) => std::slice::from_ref(&**item),
             _ => &[],
         };
-        for m in members {
-            let child = self.add(m);
-            self.cols[c].children.push((m.name, child));
-        }
+        let kids: Vec<(&'static str, usize)> =
+            members.iter().map(|m| (m.name, self.add(m))).collect();
+        let col = &mut self.cols[c];
+        col.first = self.kids.len();
+        col.count = kids.len();
+        self.kids.extend(kids);
         if !members.is_empty() {
-            let size = (members.len() * 4).next_power_of_two().max(2);
-            self.cols[c].memo = vec![(0, 0, usize::MAX); size];
+            col.memo_at = self.memo.len();
+            col.memo_len = (members.len() * 4).next_power_of_two().max(2);
+            self.memo
+                .resize(col.memo_at + col.memo_len, (0, 0, usize::MAX));
         }
         c
+    }
+
+    fn children(&self, c: usize) -> impl Iterator<Item = usize> + '_ {
+        let col = self.cols[c];
+        self.kids[col.first..col.first + col.count]
+            .iter()
+            .map(|&(_, k)| k)
     }
 
     /// The top-level columns under `c`, flattened objects expanded, in schema order.
     fn expand_top(&self, c: usize) -> Vec<usize> {
         let mut out = Vec::new();
-        for &(_, child) in &self.cols[c].children {
-            if matches!(self.cols[child].store, Store::Flat) {
+        for child in self.children(c) {
+            if matches!(self.stores[child], Store::Flat) {
                 out.extend(self.expand_top(child));
             } else {
                 out.push(child);
@@ -234,6 +261,7 @@ impl Table {
 
     /// Start a row: the members that follow are its top-level ones.
     pub fn begin_row(&mut self) {
+        self.trace_pos = 0;
         self.stack.clear();
         self.stack.push(Nav {
             col: Some(0),
@@ -266,29 +294,56 @@ impl Table {
     fn locate(&mut self, key: Key<'_>) -> Option<(usize, usize)> {
         let top = self.stack.last_mut()?;
         let parent = top.col?;
-        if let Store::List { .. } = self.cols[parent].store {
-            let item = self.cols[parent].children.first()?.1;
+        let p = self.cols[parent];
+        if p.list {
+            let item = self.kids.get(p.first)?.1;
             let slot = top.next_item;
             top.next_item += 1;
             return Some((item, slot));
         }
         let slot = top.slot;
-        let p = &mut self.cols[parent];
+        if let Key::Static(k) = key {
+            let addr = k.as_ptr() as usize;
+            let pos = self.trace_pos;
+            self.trace_pos += 1;
+            if let Some(ways) = self.trace.get(pos) {
+                for &(a, par, child) in ways {
+                    if a == addr && par == parent {
+                        return Some((child, slot));
+                    }
+                }
+            }
+            let found = self.lookup(parent, slot, key)?;
+            if pos >= self.trace.len() {
+                self.trace.resize(pos + 1, [(0, usize::MAX, 0); 2]);
+            }
+            // the newest shape first, the one before it second
+            let ways = &mut self.trace[pos];
+            ways[1] = ways[0];
+            ways[0] = (addr, parent, found.0);
+            return Some(found);
+        }
+        self.lookup(parent, slot, key)
+    }
+
+    /// [`Table::locate`] without the trace: the memo, then a scan of the members.
+    fn lookup(&mut self, parent: usize, slot: usize, key: Key<'_>) -> Option<(usize, usize)> {
+        let p = self.cols[parent];
         let name = key.name();
         let memo_at = match key {
-            Key::Static(k) if !p.memo.is_empty() => {
+            Key::Static(k) if p.memo_len > 0 => {
                 let addr = k.as_ptr() as usize;
                 // Fibonacci hashing: literals sit next to each other in memory, and the
                 // product's high bits spread neighbouring addresses over the table.
-                let bits = p.memo.len().trailing_zeros();
+                let bits = p.memo_len.trailing_zeros();
                 let h = (addr as u64 ^ k.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                 // Lossless: `bits` is below 64, so the shifted value is below the table size.
                 let first = (h >> (64 - bits)) as usize;
-                let mask = p.memo.len() - 1;
+                let mask = p.memo_len - 1;
                 let mut free = first;
                 for probe in 0..MEMO_PROBES {
                     let i = (first + probe) & mask;
-                    let (a, len, child) = p.memo[i];
+                    let (a, len, child) = self.memo[p.memo_at + i];
                     if a == addr && len == k.len() {
                         return Some((child, slot));
                     }
@@ -296,21 +351,21 @@ impl Table {
                         free = i;
                     }
                 }
-                Some((free, addr))
+                Some((p.memo_at + free, addr))
             }
             _ => None,
         };
-        let n = p.children.len();
-        let start = p.cursor.min(n);
-        let found = (start..n)
+        let kids = &self.kids[p.first..p.first + p.count];
+        let start = p.cursor.min(p.count);
+        let found = (start..p.count)
             .chain(0..start)
-            .find(|&i| p.children[i].0 == name);
+            .find(|&i| kids[i].0 == name);
         match found {
             Some(i) => {
-                p.cursor = i + 1;
-                let child = p.children[i].1;
+                self.cols[parent].cursor = i + 1;
+                let child = kids[i].1;
                 if let Some((m, addr)) = memo_at {
-                    p.memo[m] = (addr, name.len(), child);
+                    self.memo[m] = (addr, name.len(), child);
                 }
                 Some((child, slot))
             }
@@ -331,7 +386,7 @@ impl Table {
         };
         if let Some((c, slot)) = self.locate(key) {
             nav.slot = slot;
-            match &mut self.cols[c].store {
+            match &mut self.stores[c] {
                 Store::Flat => nav.col = Some(c),
                 Store::Struct { valid, .. } => {
                     if valid.len() <= slot {
@@ -361,7 +416,7 @@ impl Table {
             next_item: 0,
         };
         if let Some((c, slot)) = self.locate(key) {
-            if let Store::List { offsets, valid, .. } = &mut self.cols[c].store {
+            if let Store::List { offsets, valid, .. } = &mut self.stores[c] {
                 if valid.len() <= slot {
                     let last = offsets.last().copied().unwrap_or(0);
                     offsets.resize(slot + 1, last);
@@ -384,7 +439,7 @@ impl Table {
     pub fn end(&mut self) {
         let Some(nav) = self.stack.pop() else { return };
         let Some(c) = nav.col else { return };
-        if let Store::List { offsets, valid, .. } = &mut self.cols[c].store {
+        if let Store::List { offsets, valid, .. } = &mut self.stores[c] {
             offsets.push(i32::try_from(nav.next_item).unwrap_or(i32::MAX));
             valid.push(true);
         }
@@ -397,7 +452,7 @@ impl Table {
         let Some((c, slot)) = self.locate(key) else {
             return;
         };
-        if !write_cell(&mut self.cols[c].store, slot, cell) {
+        if !write_cell(&mut self.stores[c], slot, cell) {
             self.note_unmapped(key.name());
         }
     }
@@ -422,8 +477,8 @@ impl Table {
     }
 
     fn build(&mut self, c: usize, len: usize) -> Result<ArrayRef, ArrowError> {
-        let children: Vec<usize> = self.cols[c].children.iter().map(|&(_, i)| i).collect();
-        match &mut self.cols[c].store {
+        let children: Vec<usize> = self.children(c).collect();
+        match &mut self.stores[c] {
             Store::Struct { valid, fields } => {
                 valid.resize(len, false);
                 let nulls = NullBuffer::from(std::mem::take(valid));
