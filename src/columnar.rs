@@ -131,7 +131,8 @@ impl ParquetFile {
         }
     }
 
-    /// Write the rows still gathered, the footer, and give the file its name.
+    /// Write the rows still gathered, the footer, and give the file its name (a file dropped
+    /// instead is removed: see `Drop`).
     ///
     /// # Errors
     /// Writing failed.
@@ -147,5 +148,17 @@ impl ParquetFile {
         let mut file = self.join()?;
         file.commit().with_context(|| self.path.clone())?;
         Ok(())
+    }
+}
+
+impl Drop for ParquetFile {
+    /// A file not closed (an error before the end) is removed: the encoder is told to stop and
+    /// waited for, and the temporary file it hands back is dropped unnamed. Without the wait the
+    /// process could exit before the encoder's thread let go of the file.
+    fn drop(&mut self) {
+        self.batches = None;
+        if let Some(encoder) = self.encoder.take() {
+            drop(encoder.join());
+        }
     }
 }
