@@ -155,17 +155,3 @@ pub fn struct_fields(members: &[Node]) -> Fields {
         .map(|m| Field::new(m.name, data_type(m), true))
         .collect()
 }
-
-/// The schema as text, one column per line (`name: type`), for the file's metadata and
-/// `--help`-style listings.
-#[must_use]
-pub fn describe(schema: &Schema) -> String {
-    let mut s = String::new();
-    for f in schema.fields() {
-        s.push_str(f.name());
-        s.push_str(": ");
-        s.push_str(&f.data_type().to_string());
-        s.push('\n');
-    }
-    s
-}
