@@ -108,7 +108,6 @@ struct Col {
     memo_at: usize,
     /// Memo slots (a power of two; 0 for a leaf).
     memo_len: usize,
-    list: bool,
 }
 
 enum Store {
@@ -139,6 +138,8 @@ struct Nav {
     /// `None` while a member without a column is skipped with everything under it.
     col: Option<usize>,
     slot: usize,
+    /// In a list: the item's column (kept here so that finding it reads no column record).
+    item: Option<usize>,
     /// In a list: the item slot the next item takes.
     next_item: usize,
 }
@@ -148,6 +149,7 @@ impl Nav {
     const SKIP: Nav = Nav {
         col: None,
         slot: 0,
+        item: None,
         next_item: 0,
     };
 }
@@ -209,7 +211,6 @@ impl Table {
             cursor: 0,
             memo_at: 0,
             memo_len: 0,
-            list: matches!(store, Store::List { .. }),
         });
         self.stores.push(store);
         let members: &[Node] = match &node.shape {
@@ -278,6 +279,7 @@ impl Table {
         self.stack.push(Nav {
             col: Some(0),
             slot: self.rows,
+            item: None,
             next_item: 0,
         });
         self.rows += 1;
@@ -306,9 +308,7 @@ impl Table {
     fn locate(&mut self, key: Key<'_>) -> Option<(usize, usize)> {
         let top = self.stack.last_mut()?;
         let parent = top.col?;
-        let p = self.cols[parent];
-        if p.list {
-            let item = self.kids.get(p.first)?.1;
+        if let Some(item) = top.item {
             let slot = top.next_item;
             top.next_item += 1;
             return Some((item, slot));
@@ -428,6 +428,7 @@ impl Table {
                     nav = Nav {
                         col: Some(c),
                         slot,
+                        item: self.children(c).next(),
                         // Lossless: offsets are item counts of one batch.
                         next_item: usize::try_from(last).unwrap_or(0),
                     };
@@ -545,7 +546,10 @@ fn write_cell(store: &mut Store, slot: usize, cell: Cell<'_>) -> bool {
             if b.len() > slot {
                 return true; // a member repeated in one object: the first one stays
             }
-            b.append_nulls(slot - b.len());
+            if b.len() < slot {
+                // only when there is a gap: any call makes the builder keep a validity bitmap
+                b.append_nulls(slot - b.len());
+            }
             let v = match cell {
                 Cell::Uint(x) => <$t>::try_from(x).ok(),
                 Cell::Int(x) => <$t>::try_from(x).ok(),
@@ -578,7 +582,10 @@ fn write_cell(store: &mut Store, slot: usize, cell: Cell<'_>) -> bool {
             if b.len() > slot {
                 return true;
             }
-            b.append_nulls(slot - b.len());
+            if b.len() < slot {
+                // only when there is a gap: any call makes the builder keep a validity bitmap
+                b.append_nulls(slot - b.len());
+            }
             match cell {
                 Cell::Uint(x) => match i64::try_from(x) {
                     Ok(v) => b.append_value(v),
