@@ -13,9 +13,11 @@
 //!   gathered.
 //!
 //! Rows are written a row group at a time ([`ROW_GROUP`] rows), at most one group waiting for
-//! the encoder: memory does not grow with the number of rows.
+//! the encoder (and, for a column written late, at most [`encoder::MAX_WAITING`] groups'
+//! encoded columns): memory does not grow with the number of rows.
 
 pub mod columns;
+pub mod encoder;
 pub mod schema;
 
 use std::path::Path;
@@ -35,7 +37,7 @@ use columns::Table;
 
 /// Rows per row group: large enough for good compression and fast scans, small enough that a
 /// group's columns stay a few MiB (two groups are in memory at once: one gathered, one encoded).
-pub const ROW_GROUP: usize = 32 * 1024;
+pub const ROW_GROUP: usize = 16 * 1024;
 
 /// One Parquet file being written from a [`Table`]'s batches, encoded on its own thread.
 pub struct ParquetFile {
@@ -50,7 +52,8 @@ impl ParquetFile {
     /// `schema_name` (`frames/1`, `flows/1`, …) goes into the key-value metadata as
     /// `rocescope.schema`, with `rocescope.version`. The `unique` columns (a value per row:
     /// frame numbers, times, PSNs, CRCs) are written without a dictionary, which would only
-    /// cost time there.
+    /// cost time there. `late`: a column computed after its rows were written (see
+    /// [`encoder`]).
     ///
     /// # Errors
     /// The file cannot be created.
@@ -59,6 +62,7 @@ impl ParquetFile {
         table: &Table,
         schema_name: &str,
         unique: &[&str],
+        late: Option<encoder::Late>,
     ) -> anyhow::Result<ParquetFile> {
         let shown = path.display().to_string();
         let file = AtomicFile::create(path).with_context(|| shown.clone())?;
@@ -78,18 +82,14 @@ impl ParquetFile {
                 KeyValue::new("rocescope.schema".to_owned(), schema_name.to_owned()),
             ]))
             .build();
-        let mut writer = ArrowWriter::try_new(file, table.schema(), Some(props))
+        let schema = table.schema();
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
             .with_context(|| shown.clone())?;
         let (batches, received) = sync_channel::<RecordBatch>(1);
         let name = shown.clone();
         let encoder = std::thread::Builder::new()
             .name("parquet".into())
-            .spawn(move || -> anyhow::Result<AtomicFile> {
-                for batch in received {
-                    writer.write(&batch).with_context(|| name.clone())?;
-                }
-                writer.into_inner().with_context(|| name.clone())
-            })
+            .spawn(move || encoder::run(writer, schema, &received, late, &name))
             .with_context(|| format!("{shown}: cannot start the encoder"))?;
         Ok(ParquetFile {
             batches: Some(batches),

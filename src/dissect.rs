@@ -9,8 +9,9 @@
 //! - `verbose` ([`verbose`]): the field tree of [`rocescope_dissectors::pretty::TreeWriter`];
 //! - `jsonl` ([`json`]): one JSON object per frame with the keys of interfaces.md §4;
 //! - `csv` ([`csv`]): a header row and one row per frame (columns documented there);
-//! - `parquet` ([`parquet`]): one row per frame, with the frame's analysis
-//!   marks (the captures are replayed first to learn them, when they are files).
+//! - `parquet` ([`parquet`]): one row per frame, with the frame's analysis marks (the captures
+//!   are replayed on a thread of their own at the same time, when they are files, and the
+//!   `marks` column filled in as the encoder writes).
 //!
 //! `-o FILE` writes any format to a file that is complete or absent ([`AtomicFile`]).
 //! A filter that uses the replay's analysis marks (`loss`, `ooo`, `dup`, `retrans`) first
@@ -34,6 +35,7 @@ use rocescope_dissectors::stack::DissectOptions;
 
 use self::parquet::FrameRows;
 use crate::capture;
+use crate::columnar::encoder::Late;
 use crate::columnar::{self, ParquetFile};
 pub use crate::config::{DissectConfig, DissectFormat as Format};
 use crate::filter::FrameMarks;
@@ -77,34 +79,75 @@ pub fn run(cfg: &DissectConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The replay's marks of every frame, when the filter asks for them.
+/// The replay's marks of every frame, when the filter asks for them (before the frames are
+/// shown).
 ///
 /// # Errors
 /// Standard input (it cannot be read twice), or a capture that cannot be read.
 fn marks(cfg: &DissectConfig) -> anyhow::Result<Option<FrameMarks>> {
-    let filtered = cfg.filter.as_ref().is_some_and(|f| f.uses_marks());
-    let from_stdin = cfg.captures.iter().any(|p| p.as_os_str() == "-");
-    if !filtered && (cfg.format != Format::Parquet || from_stdin) {
-        // Parquet's `marks` column is left null where the capture cannot be read twice.
+    if !cfg.filter.as_ref().is_some_and(|f| f.uses_marks()) {
         return Ok(None);
     }
-    if from_stdin {
+    if from_stdin(cfg) {
         bail!(
             "-Y: the analysis marks (loss, ooo, dup, retrans) need the capture read twice: give a file, not standard input"
         );
     }
-    let mut source = capture::open_all(&cfg.captures)?;
-    let engine = EngineConfig {
+    replay_marks(&cfg.captures, &engine(cfg)).map(Some)
+}
+
+fn from_stdin(cfg: &DissectConfig) -> bool {
+    cfg.captures.iter().any(|p| p.as_os_str() == "-")
+}
+
+fn engine(cfg: &DissectConfig) -> EngineConfig {
+    EngineConfig {
         link_bps: cfg.link_bps,
         roce_ports: cfg.roce_ports.clone(),
         rd_as_rd: cfg.rd_as_rd,
         ..EngineConfig::default()
-    };
-    let replayed = replay::run(&mut source, &engine, &mut ());
+    }
+}
+
+/// Replay `captures` for the marks of their frames.
+///
+/// # Errors
+/// A capture that cannot be read.
+fn replay_marks(
+    captures: &[std::path::PathBuf],
+    engine: &EngineConfig,
+) -> anyhow::Result<FrameMarks> {
+    let mut source = capture::open_all(captures)?;
+    let replayed = replay::run(&mut source, engine, &mut ());
     if let Some(e) = replayed.error {
         return Err(e.into());
     }
-    Ok(Some(FrameMarks::from_events(&replayed.replay.events)))
+    Ok(FrameMarks::from_events(&replayed.replay.events))
+}
+
+/// `-f parquet`'s `marks` column, when the filter did not need them first: the captures are
+/// replayed on a thread of their own while the frames are written, and the column is filled
+/// in as the marks become known (`None`: standard input or live, where `marks` stay null).
+///
+/// # Errors
+/// The thread cannot be started.
+fn late_marks(cfg: &DissectConfig) -> anyhow::Result<Option<Late>> {
+    if cfg.live.is_some() || from_stdin(cfg) || cfg.filter.as_ref().is_some_and(|f| f.uses_marks())
+    {
+        return Ok(None);
+    }
+    let (tx, ready) = std::sync::mpsc::channel();
+    let captures = cfg.captures.clone();
+    let engine = engine(cfg);
+    std::thread::Builder::new()
+        .name("marks".into())
+        .spawn(move || {
+            let fill = replay_marks(&captures, &engine).map(self::parquet::marks_fill);
+            let _ = tx.send(fill); // the encoder is gone when the frame pass failed
+        })
+        .context("cannot start the replay for the marks column")?;
+    let (field, key) = self::parquet::marks_and_frame_fields();
+    Ok(Some(Late { field, key, ready }))
 }
 
 /// The dissect loop over `cfg.captures`, writing to `out`.
@@ -250,7 +293,8 @@ impl Writer {
                 let mut rows = FrameRows::new(files);
                 let name = format!("frames/{}", self::parquet::SCHEMA_VERSION);
                 let unique = self::parquet::UNIQUE;
-                let file = ParquetFile::create(path, rows.table(), &name, &unique)?;
+                let late = late_marks(cfg)?;
+                let file = ParquetFile::create(path, rows.table(), &name, &unique, late)?;
                 Writer::Parquet(Box::new(ParquetFrames {
                     rows,
                     file: Some(file),

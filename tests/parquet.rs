@@ -4,6 +4,8 @@
 //! partitions answer the spec's query. Skipped with a notice where Python's duckdb package is
 //! missing (`.ci/run` installs it).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -130,6 +132,38 @@ fn parquet_needs_a_destination_and_leaves_nothing_on_error() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(left, vec![std::ffi::OsString::from("bad.pcap")]);
+
+    // a capture cut inside a record, after many frames: the frame pass and the marks replay
+    // both stop there; one line, exit 2, nothing left (not even with groups waiting for marks)
+    // (mixed.pcap's frames 30 times: 21,870 frames, more than one row group before the cut)
+    let frames = common::frames_of(&root().join("captures/mixed.pcap"));
+    let many: Vec<Vec<u8>> = (0..30).flat_map(|_| frames.iter().cloned()).collect();
+    let cut = dir.path().join("cut.pcap");
+    common::write_pcap(&cut, &many);
+    let whole = std::fs::read(&cut).unwrap();
+    std::fs::write(&cut, &whole[..whole.len() - 7]).unwrap();
+    let out = Command::new(BIN)
+        .args(["dissect", "-f", "parquet", "-o"])
+        .arg(&dest)
+        .arg(&cut)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cut.pcap"), "{err}");
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        vec![
+            std::ffi::OsString::from("bad.pcap"),
+            std::ffi::OsString::from("cut.pcap")
+        ]
+    );
 
     // --each: two captures with one file name would share a partition
     let a = dir.path().join("a");

@@ -212,7 +212,7 @@ pub fn write_dir(cfg: &AnalyzeConfig, replay: &Replay, dir: &Path) -> anyhow::Re
             &[]
         };
         let schema_name = format!("{name}/{SCHEMA_VERSION}");
-        let file = ParquetFile::create(&path, &table, &schema_name, unique)?;
+        let file = ParquetFile::create(&path, &table, &schema_name, unique, None)?;
         open.push((table, file));
     }
     each_row(cfg, replay, |section, row| -> anyhow::Result<()> {

@@ -3,15 +3,19 @@
 //! on the way.
 
 use std::ops::Range;
+use std::sync::Arc;
 
+use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::{ArrayRef, UInt64Array};
 use rocescope_dissectors::pretty::{self, Value, Visitor};
 
 use crate::columnar::columns::{Cell, Key, Table};
+use crate::columnar::encoder::Fill;
 use crate::columnar::schema::{
     Kind::{Bool, Str, TimestampNs, U8, U16, U32, U64},
     Node, flat, leaf, list_leaf, list_of, object, present,
 };
-use crate::filter::Marks;
+use crate::filter::{FrameMarks, Marks};
 use crate::frame::FrameView;
 
 /// The frame table's version, in each file's metadata (`rocescope.schema`): raised whenever a
@@ -358,6 +362,30 @@ pub const UNIQUE: [&str; 20] = [
     "vcrc_value",
     "vcrc_computed",
 ];
+
+/// The `marks` column's position among the top-level fields, and `frame`'s.
+#[must_use]
+pub fn marks_and_frame_fields() -> (usize, usize) {
+    let table = Table::new(&schema());
+    let schema = table.schema();
+    let at = |name: &str| schema.index_of(name).unwrap_or(0);
+    (at("marks"), at("frame"))
+}
+
+/// The `marks` column of a group of frames, from their numbers (rising, as a capture streams).
+#[must_use]
+pub fn marks_fill(mut marks: FrameMarks) -> Fill {
+    Box::new(move |frames: &UInt64Array| -> ArrayRef {
+        let mut list = ListBuilder::new(StringBuilder::new());
+        for frame in frames.values() {
+            for name in marks.next_frame(*frame).names() {
+                list.values().append_value(name);
+            }
+            list.append(true);
+        }
+        Arc::new(list.finish())
+    })
+}
 
 /// Frames gathered into the table, one row each.
 pub struct FrameRows {
