@@ -34,10 +34,28 @@ dirs=("$root/captures")
 [ -d "$real" ] && dirs+=("$real")
 ./seed.sh "${dirs[@]}" >/dev/null
 python3 - "$here/corpus" "$root/generator/scenarios" "${dirs[@]}" <<'PY'
-import hashlib, os, sys
+import hashlib, os, struct, sys
 
 out, scenarios, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
 CUT = 16 << 10  # a capture's first bytes: records are cut there, as a truncated file
+# parquet_rows' link selectors (its LINKS table) by pcap link type
+LINKS = {1: 0, 113: 1, 276: 2, 0: 3, 108: 4, 101: 5, 12: 6, 14: 7, 228: 8, 229: 9, 197: 10, 247: 11, 242: 12}
+
+
+def rows_seed(data):
+    """A pcap's first frames as parquet_rows records: [link][flags][len/4][bytes]."""
+    if len(data) < 24 or data[:4] not in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
+        return None
+    link = LINKS.get(struct.unpack("<I", data[20:24])[0] & 0xFFFF, 0)
+    at, records = 24, []
+    while at + 16 <= len(data) and len(records) < 24:
+        incl = struct.unpack("<I", data[at + 8 : at + 12])[0]
+        frame = data[at + 16 : at + 16 + incl][: 1020 // 4 * 4]
+        at += 16 + incl
+        k = len(frame) // 4 * 4
+        n = len(records)
+        records.append(bytes([link | (0x80 if n % 7 == 6 else 0), 0x20 | n % 31, k // 4]) + frame[:k])
+    return b"".join(records)
 
 
 def put(target, blob):
@@ -54,6 +72,9 @@ for d in dirs:
             data = f.read(CUT)
         for target in ("capture_bytes", "replay_captures"):
             put(target, data)
+        seed = rows_seed(data)
+        if seed:
+            put("parquet_rows", seed)
 for name in sorted(os.listdir(scenarios)):
     if name.endswith(".toml"):
         with open(os.path.join(scenarios, name), "rb") as f:
