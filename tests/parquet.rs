@@ -95,6 +95,16 @@ fn each_writes_hive_partitions_that_one_query_spans() {
     assert!(!out.contains(" 0 lossy flows"), "{out}");
 }
 
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 #[test]
 fn parquet_needs_a_destination_and_leaves_nothing_on_error() {
     let out = Command::new(BIN)
@@ -127,11 +137,7 @@ fn parquet_needs_a_destination_and_leaves_nothing_on_error() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let left: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(left, vec![std::ffi::OsString::from("bad.pcap")]);
+    assert_eq!(names_in(dir.path()), ["bad.pcap"]);
 
     // a capture cut inside a record, after many frames: the frame pass and the marks replay
     // both stop there; one line, exit 2, nothing left (not even with groups waiting for marks)
@@ -152,18 +158,7 @@ fn parquet_needs_a_destination_and_leaves_nothing_on_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("cut.pcap"), "{err}");
-    let mut left: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    left.sort();
-    assert_eq!(
-        left,
-        vec![
-            std::ffi::OsString::from("bad.pcap"),
-            std::ffi::OsString::from("cut.pcap")
-        ]
-    );
+    assert_eq!(names_in(dir.path()), ["bad.pcap", "cut.pcap"]);
 
     // --each: two captures with one file name would share a partition
     let a = dir.path().join("a");

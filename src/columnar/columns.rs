@@ -578,27 +578,8 @@ fn write_cell(store: &mut Store, slot: usize, cell: Cell<'_>) -> bool {
         Store::U32(b) => int!(b, u32),
         Store::U64(b) => int!(b, u64),
         Store::I64(b) => int!(b, i64),
-        Store::Time(b) => {
-            if b.len() > slot {
-                return true;
-            }
-            if b.len() < slot {
-                // only when there is a gap: any call makes the builder keep a validity bitmap
-                b.append_nulls(slot - b.len());
-            }
-            match cell {
-                Cell::Uint(x) => match i64::try_from(x) {
-                    Ok(v) => b.append_value(v),
-                    Err(_) => b.append_null(),
-                },
-                Cell::Int(x) => b.append_value(x),
-                _ => {
-                    b.append_null();
-                    return matches!(cell, Cell::Null);
-                }
-            }
-            true
-        }
+        // nanoseconds since the epoch, as i64 (to 2262)
+        Store::Time(b) => int!(b, i64),
         Store::Bool(b) | Store::Present(b) => {
             if b.len() > slot {
                 return true;
