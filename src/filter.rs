@@ -113,17 +113,28 @@ impl Marks {
         self.0 == 0
     }
 
-    /// The bare words of the marks set, in the order interfaces.md §5 lists them.
+    /// Every mark with its bare word, in the order interfaces.md §5 lists them.
+    pub const NAMED: [(Marks, &'static str); 6] = [
+        (Marks::LOSS, "loss"),
+        (Marks::OOO, "ooo"),
+        (Marks::DUP, "dup"),
+        (Marks::RETRANS, "retrans"),
+        (Marks::NOT_CAPTURED, "not_captured"),
+        (Marks::CONFORMANCE, "conformance"),
+    ];
+
+    /// The mark a bare word names.
+    #[must_use]
+    pub fn from_name(word: &str) -> Option<Marks> {
+        Marks::NAMED
+            .into_iter()
+            .find(|&(_, name)| name == word)
+            .map(|(m, _)| m)
+    }
+
+    /// The bare words of the marks set, in [`Marks::NAMED`]'s order.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
-        const NAMES: [(Marks, &str); 6] = [
-            (Marks::LOSS, "loss"),
-            (Marks::OOO, "ooo"),
-            (Marks::DUP, "dup"),
-            (Marks::RETRANS, "retrans"),
-            (Marks::NOT_CAPTURED, "not_captured"),
-            (Marks::CONFORMANCE, "conformance"),
-        ];
-        NAMES
+        Marks::NAMED
             .into_iter()
             .filter(move |&(m, _)| self.contains(m))
             .map(|(_, name)| name)

@@ -160,28 +160,20 @@ impl Compiler<'_> {
                     Test::Cmp(Op::Eq, Lit::Str(kind.into())),
                 )?
             }
-            "loss" | "ooo" | "dup" | "retrans" | "not_captured" | "conformance"
-                if self.allow_marks =>
-            {
-                let mark = match name {
-                    "loss" => Marks::LOSS,
-                    "ooo" => Marks::OOO,
-                    "dup" => Marks::DUP,
-                    "not_captured" => Marks::NOT_CAPTURED,
-                    "conformance" => Marks::CONFORMANCE,
-                    _ => Marks::RETRANS,
-                };
-                self.atom(name, Src::Flag(Flag::Mark(mark)), Test::Exists)?
-            }
-            "loss" | "ooo" | "dup" | "retrans" | "not_captured" | "conformance" => {
-                return Err(self.err(
-                    name,
-                    format!(
-                        "`{name}` is decided by the replay engine: it needs `rocescope analyze` (or the inspector), not `dissect`"
-                    ),
-                ));
-            }
-            _ => return Ok(None),
+            _ => match Marks::from_name(name) {
+                Some(mark) if self.allow_marks => {
+                    self.atom(name, Src::Flag(Flag::Mark(mark)), Test::Exists)?
+                }
+                Some(_) => {
+                    return Err(self.err(
+                        name,
+                        format!(
+                            "`{name}` is decided by the replay engine: it needs `rocescope analyze` (or the inspector), not `dissect`"
+                        ),
+                    ));
+                }
+                None => return Ok(None),
+            },
         };
         Ok(Some(node))
     }
@@ -200,13 +192,8 @@ impl Compiler<'_> {
                 | "ce"
                 | "nak"
                 | "rnr"
-                | "loss"
-                | "ooo"
-                | "dup"
-                | "retrans"
-                | "not_captured"
-                | "conformance"
-        ) {
+        ) || Marks::from_name(name).is_some()
+        {
             return Err(self.err(
                 name,
                 format!("`{name}` is a frame mark: use it alone, without a comparison"),
