@@ -1,4 +1,9 @@
-//! Text the commands print: error messages kept to one line.
+//! Text the commands print: error messages kept to one line, and addresses written with byte
+//! tables (per frame, in the JSONL and Parquet writers: no `fmt` machinery).
+
+// Indexing cannot panic here: the tables are indexed by a nibble or a byte, the fixed arrays at
+// positions below their size (17 for a MAC, 16 for four octets and their dots).
+#![allow(clippy::indexing_slicing)]
 
 /// `text` on one line: control characters (a newline in a file name or a quoted filter value)
 /// escaped as Rust writes them (`\n`), everything else kept.
@@ -13,4 +18,73 @@ pub fn one_line(text: &str) -> String {
         }
     }
     out
+}
+
+/// Lowercase hex digits.
+pub const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// `aa:bb:cc:dd:ee:ff`.
+#[inline]
+#[must_use]
+pub fn mac(a: [u8; 6]) -> [u8; 17] {
+    let mut s = [b':'; 17];
+    for (i, b) in a.iter().enumerate() {
+        s[3 * i] = HEX[usize::from(b >> 4)];
+        s[1 + 3 * i] = HEX[usize::from(b & 0xF)];
+    }
+    s
+}
+
+/// Each octet's digits followed by a dot, left-aligned, and how many bytes that is.
+const OCTETS: [([u8; 4], u8); 256] = {
+    let mut t = [([0u8; 4], 0u8); 256];
+    let mut o = 0;
+    while o < 256 {
+        // Lossless: o < 256.
+        let b = o as u8;
+        t[o] = if b >= 100 {
+            ([b'0' + b / 100, b'0' + b / 10 % 10, b'0' + b % 10, b'.'], 4)
+        } else if b >= 10 {
+            ([b'0' + b / 10, b'0' + b % 10, b'.', 0], 3)
+        } else {
+            ([b'0' + b, b'.', 0, 0], 2)
+        };
+        o += 1;
+    }
+    t
+};
+
+/// The dotted quad, and how many of the bytes it is (at most 15; one spare byte after it).
+#[inline]
+#[must_use]
+pub fn ipv4(octets: [u8; 4]) -> ([u8; 16], usize) {
+    let mut s = [0u8; 16];
+    let mut n = 0;
+    for o in octets {
+        let (text, len) = OCTETS[usize::from(o)];
+        s[n..n + 4].copy_from_slice(&text);
+        n += usize::from(len);
+    }
+    // without the last octet's dot
+    (s, n - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    #[test]
+    fn addresses_read_as_std_writes_them() {
+        for a in [
+            [0, 0, 0, 0],
+            [10, 0, 11, 2],
+            [255, 255, 255, 255],
+            [192, 168, 100, 9],
+        ] {
+            let (s, n) = super::ipv4(a);
+            assert_eq!(&s[..n], Ipv4Addr::from(a).to_string().as_bytes());
+        }
+        let m = super::mac([0x02, 0, 0xab, 0xcd, 0xef, 0x10]);
+        assert_eq!(&m, b"02:00:ab:cd:ef:10");
+    }
 }

@@ -27,6 +27,7 @@ use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, Field, FieldRef, Fields, SchemaRef};
 
 use super::schema::{self, Kind, Node, Shape};
+use crate::text;
 
 /// One value on its way into a leaf column.
 #[derive(Clone, Copy)]
@@ -526,8 +527,6 @@ impl Table {
     }
 }
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
 /// Memo slots tried per lookup (linear probing; the table has 4 slots per member).
 const MEMO_PROBES: usize = 4;
 
@@ -604,37 +603,10 @@ fn write_cell(store: &mut Store, slot: usize, cell: Cell<'_>) -> bool {
             }
             match cell {
                 Cell::Str(s) => b.append_value(s),
-                Cell::Mac(m) => {
-                    let mut text = [0u8; 17];
-                    for (i, byte) in m.iter().enumerate() {
-                        text[i * 3] = HEX[usize::from(byte >> 4)];
-                        text[i * 3 + 1] = HEX[usize::from(byte & 15)];
-                        if i < 5 {
-                            text[i * 3 + 2] = b':';
-                        }
-                    }
-                    b.append_value(std::str::from_utf8(&text).unwrap_or(""));
-                }
+                Cell::Mac(m) => b.append_value(std::str::from_utf8(&text::mac(m)).unwrap_or("")),
                 Cell::Ipv4(a) => {
-                    let mut text = [0u8; 15];
-                    let mut n = 0;
-                    for (i, &octet) in a.iter().enumerate() {
-                        if i > 0 {
-                            text[n] = b'.';
-                            n += 1;
-                        }
-                        if octet >= 100 {
-                            text[n] = b'0' + octet / 100;
-                            n += 1;
-                        }
-                        if octet >= 10 {
-                            text[n] = b'0' + octet / 10 % 10;
-                            n += 1;
-                        }
-                        text[n] = b'0' + octet % 10;
-                        n += 1;
-                    }
-                    b.append_value(std::str::from_utf8(&text[..n]).unwrap_or(""));
+                    let (s, n) = text::ipv4(a);
+                    b.append_value(std::str::from_utf8(&s[..n]).unwrap_or(""));
                 }
                 Cell::Text(d) => {
                     // Writing into the builder's value buffer cannot fail.

@@ -327,52 +327,24 @@ fn uint_long(buf: &mut Vec<u8>, v: u64) {
     buf.truncate(len + n);
 }
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
+use crate::text::HEX;
 
 /// `"aa:bb:cc:dd:ee:ff"`: lowercase, in double quotes.
 fn mac_quoted(buf: &mut Vec<u8>, a: [u8; 6]) {
     let (_, s) = room::<19>(buf);
     s[0] = b'"';
-    for (i, b) in a.iter().enumerate() {
-        s[1 + 3 * i] = HEX[usize::from(b >> 4)];
-        s[2 + 3 * i] = HEX[usize::from(b & 0xF)];
-        s[3 + 3 * i] = b':';
-    }
+    s[1..18].copy_from_slice(&crate::text::mac(a));
     s[18] = b'"';
 }
-
-/// Each octet's digits followed by a dot, left-aligned, and how many bytes that is.
-const OCTETS: [([u8; 4], u8); 256] = {
-    let mut t = [([0u8; 4], 0u8); 256];
-    let mut o = 0;
-    while o < 256 {
-        // Lossless: o < 256.
-        let b = o as u8;
-        t[o] = if b >= 100 {
-            ([b'0' + b / 100, b'0' + b / 10 % 10, b'0' + b % 10, b'.'], 4)
-        } else if b >= 10 {
-            ([b'0' + b / 10, b'0' + b % 10, b'.', 0], 3)
-        } else {
-            ([b'0' + b, b'.', 0, 0], 2)
-        };
-        o += 1;
-    }
-    t
-};
 
 /// The dotted quad in double quotes.
 fn ipv4_quoted(buf: &mut Vec<u8>, a: Ipv4Addr) {
     let (len, s) = room::<20>(buf);
+    let (text, n) = crate::text::ipv4(a.octets());
     s[0] = b'"';
-    let mut n = 1;
-    for o in a.octets() {
-        let (text, octet_len) = OCTETS[usize::from(o)];
-        s[n..n + 4].copy_from_slice(&text);
-        n += usize::from(octet_len);
-    }
-    // The last octet's dot becomes the closing quote.
-    s[n - 1] = b'"';
-    buf.truncate(len + n);
+    s[1..17].copy_from_slice(&text);
+    s[1 + n] = b'"';
+    buf.truncate(len + n + 2);
 }
 
 /// Append `s` as the inside of a JSON string.
