@@ -9,8 +9,8 @@
 //!   by the dissectors' field walk) and `analyze/parquet.rs` (the report's tables, fed by the
 //!   rows of the JSON report);
 //! - [`ParquetFile`]: the Apache Arrow project's writer over an [`AtomicFile`], so a file is
-//!   complete or absent, on a thread of its own: a row group is encoded while the next one is
-//!   gathered.
+//!   complete or absent, on a thread of its own ([`encoder`]): a row group is encoded while the
+//!   next one is gathered.
 //!
 //! Rows are written a row group at a time ([`ROW_GROUP`] rows), at most one group waiting for
 //! the encoder (and, for a column written late, at most [`encoder::MAX_WAITING`] groups'
@@ -73,7 +73,6 @@ impl ParquetFile {
         let props = props
             .set_statistics_enabled(EnabledStatistics::Chunk)
             .set_compression(Compression::SNAPPY)
-            .set_max_row_group_row_count(Some(ROW_GROUP))
             .set_key_value_metadata(Some(vec![
                 KeyValue::new(
                     "rocescope.version".to_owned(),
@@ -96,6 +95,18 @@ impl ParquetFile {
             encoder: Some(encoder),
             path: shown,
         })
+    }
+
+    /// Hand `table`'s rows to the encoder as a row group once it holds [`ROW_GROUP`] of them
+    /// (after each row, callers ask; a group is exactly one batch).
+    ///
+    /// # Errors
+    /// As [`ParquetFile::write`].
+    pub fn write_when_full(&mut self, table: &mut Table) -> anyhow::Result<()> {
+        if table.rows() >= ROW_GROUP {
+            self.write(table)?;
+        }
+        Ok(())
     }
 
     /// Hand the rows `table` gathered (nothing when it has none) to the encoder and empty the

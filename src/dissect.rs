@@ -35,8 +35,8 @@ use rocescope_dissectors::stack::DissectOptions;
 
 use self::parquet::FrameRows;
 use crate::capture;
+use crate::columnar::ParquetFile;
 use crate::columnar::encoder::Late;
-use crate::columnar::{self, ParquetFile};
 pub use crate::config::{DissectConfig, DissectFormat as Format};
 use crate::filter::FrameMarks;
 use crate::frame::FrameView;
@@ -85,7 +85,7 @@ pub fn run(cfg: &DissectConfig) -> anyhow::Result<()> {
 /// # Errors
 /// Standard input (it cannot be read twice), or a capture that cannot be read.
 fn marks(cfg: &DissectConfig) -> anyhow::Result<Option<FrameMarks>> {
-    if !cfg.filter.as_ref().is_some_and(|f| f.uses_marks()) {
+    if !filter_uses_marks(cfg) {
         return Ok(None);
     }
     if from_stdin(cfg) {
@@ -94,6 +94,11 @@ fn marks(cfg: &DissectConfig) -> anyhow::Result<Option<FrameMarks>> {
         );
     }
     replay_marks(&cfg.captures, &engine(cfg)).map(Some)
+}
+
+/// The filter asks for the replay's analysis marks (`loss`, `ooo`, …).
+fn filter_uses_marks(cfg: &DissectConfig) -> bool {
+    cfg.filter.as_ref().is_some_and(|f| f.uses_marks())
 }
 
 fn from_stdin(cfg: &DissectConfig) -> bool {
@@ -131,9 +136,8 @@ fn replay_marks(
 ///
 /// # Errors
 /// The thread cannot be started.
-fn late_marks(cfg: &DissectConfig) -> anyhow::Result<Option<Late>> {
-    if cfg.live.is_some() || from_stdin(cfg) || cfg.filter.as_ref().is_some_and(|f| f.uses_marks())
-    {
+fn late_marks(cfg: &DissectConfig, rows: &FrameRows) -> anyhow::Result<Option<Late>> {
+    if cfg.live.is_some() || from_stdin(cfg) || filter_uses_marks(cfg) {
         return Ok(None);
     }
     let (tx, ready) = std::sync::mpsc::channel();
@@ -146,7 +150,7 @@ fn late_marks(cfg: &DissectConfig) -> anyhow::Result<Option<Late>> {
             let _ = tx.send(fill); // the encoder is gone when the frame pass failed
         })
         .context("cannot start the replay for the marks column")?;
-    let (field, key) = self::parquet::marks_and_frame_fields();
+    let (field, key) = rows.marks_and_frame_fields()?;
     Ok(Some(Late { field, key, ready }))
 }
 
@@ -157,7 +161,7 @@ fn late_marks(cfg: &DissectConfig) -> anyhow::Result<Option<Late>> {
 pub fn write_all(cfg: &DissectConfig, out: &mut impl Write) -> anyhow::Result<()> {
     let mut writer = Writer::new(cfg)?;
     let result = if let Some(live) = &cfg.live {
-        if cfg.filter.as_ref().is_some_and(|f| f.uses_marks()) {
+        if filter_uses_marks(cfg) {
             bail!(
                 "-Y: the analysis marks (loss, ooo, dup, retrans) need the capture read twice: capture to a file first (rocescope capture -w), then dissect it"
             );
@@ -293,7 +297,7 @@ impl Writer {
                 let mut rows = FrameRows::new(files);
                 let name = format!("frames/{}", self::parquet::SCHEMA_VERSION);
                 let unique = self::parquet::UNIQUE;
-                let late = late_marks(cfg)?;
+                let late = late_marks(cfg, &rows)?;
                 let file = ParquetFile::create(path, rows.table(), &name, &unique, late)?;
                 Writer::Parquet(Box::new(ParquetFrames {
                     rows,
@@ -350,10 +354,8 @@ impl Writer {
             Writer::Parquet(p) => {
                 p.rows.frame(view, marks);
                 p.written += 1;
-                if p.rows.table().rows() >= columnar::ROW_GROUP
-                    && let Some(file) = &mut p.file
-                {
-                    file.write(p.rows.table())?;
+                if let Some(file) = &mut p.file {
+                    file.write_when_full(p.rows.table())?;
                 }
             }
         }

@@ -35,9 +35,12 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
             "--each writes -f json (a line per capture), -f text or -f parquet; not -f csv"
         );
     }
-    if cfg.format == Format::Parquet {
-        partitions(cfg)?;
-    }
+    // -f parquet: each capture's partition, checked before any is written
+    let partitions = if cfg.format == Format::Parquet {
+        partitions(cfg)?
+    } else {
+        Vec::new()
+    };
     let workers = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .min(cfg.captures.len())
@@ -50,13 +53,14 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
         for _ in 0..workers {
             let tx = tx.clone();
             let next = &next;
+            let partitions = &partitions;
             scope.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(path) = cfg.captures.get(i) else {
                         return;
                     };
-                    if tx.send((i, one(cfg, path))).is_err() {
+                    if tx.send((i, one(cfg, path, partitions.get(i)))).is_err() {
                         return;
                     }
                 }
@@ -136,19 +140,19 @@ fn partitions(cfg: &AnalyzeConfig) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// One capture, alone, on this thread.
-fn one(cfg: &AnalyzeConfig, path: &std::path::Path) -> Result<(Vec<u8>, bool), String> {
+/// One capture, alone, on this thread; its tables into `partition` with `-f parquet`.
+fn one(
+    cfg: &AnalyzeConfig,
+    path: &std::path::Path,
+    partition: Option<&PathBuf>,
+) -> Result<(Vec<u8>, bool), String> {
     let mut single = cfg.clone();
     single.captures = vec![path.to_owned()];
     single.each = false;
     let replay = super::replay_with(&single, None).map_err(|e| format!("{e:#}"))?;
     let mut report = Vec::new();
-    if cfg.format == Format::Parquet {
-        let dir = match (&cfg.output, path.file_name()) {
-            (Some(d), Some(n)) => d.join(format!("capture={}", n.to_string_lossy())),
-            _ => return Err("-f parquet needs -o DIR".to_owned()),
-        };
-        super::parquet::write_dir(&single, &replay, &dir).map_err(|e| format!("{e:#}"))?;
+    if let Some(dir) = partition {
+        super::parquet::write_dir(&single, &replay, dir).map_err(|e| format!("{e:#}"))?;
     } else {
         write_report(&single, &replay, &mut report, false).map_err(|e| e.to_string())?;
     }

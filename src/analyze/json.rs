@@ -332,32 +332,32 @@ pub enum Section {
 /// table of rows is built).
 ///
 /// # Errors
-/// The first error `row` returns.
-pub fn each_row<E>(
+/// The first error `row` returns, or a row that does not serialize (none of these structs can
+/// fail to).
+pub fn each_row<E: From<serde_json::Error>>(
     cfg: &AnalyzeConfig,
     replay: &Replay,
     mut row: impl FnMut(Section, serde_json::Value) -> Result<(), E>,
 ) -> Result<(), E> {
-    let json = |v: Result<serde_json::Value, serde_json::Error>| v.unwrap_or_default();
-    let mut capture = json(serde_json::to_value(capture_json(cfg, replay)));
+    let mut capture = serde_json::to_value(capture_json(cfg, replay))?;
     if let serde_json::Value::Object(m) = &mut capture {
         m.insert("version".to_owned(), 1.into());
     }
     row(Section::Capture, capture)?;
     for f in &replay.flows {
-        row(Section::Flows, json(serde_json::to_value(FlowJson::new(f))))?;
+        row(Section::Flows, serde_json::to_value(FlowJson::new(f))?)?;
     }
     for r in &replay.pfc {
-        row(Section::Pfc, json(serde_json::to_value(pfc_json(r))))?;
+        row(Section::Pfc, serde_json::to_value(pfc_json(r))?)?;
     }
     for t in &replay.tcp_bth {
-        row(Section::TcpBth, json(serde_json::to_value(t)))?;
+        row(Section::TcpBth, serde_json::to_value(t)?)?;
     }
     let mut detail = String::new();
     for e in &replay.events {
         row(
             Section::Events,
-            json(serde_json::to_value(event_json(e, &mut detail))),
+            serde_json::to_value(event_json(e, &mut detail))?,
         )?;
     }
     Ok(())

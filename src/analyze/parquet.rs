@@ -3,7 +3,7 @@
 //! columns (interfaces.md §6.6, §10) and nested objects as structs.
 //!
 //! Rows come from [`super::json::each_row`], the JSON report's own rows, one at a time; a row
-//! group is written every [`ROW_GROUP`] rows.
+//! group is written every [`crate::columnar::ROW_GROUP`] rows.
 //!
 //! Counts, times and ids are `Int64` (every engine's integer; Spark reads unsigned 64-bit
 //! Parquet as a decimal), wire fields keep their narrow unsigned types (`destqp`, PSNs,
@@ -16,12 +16,12 @@ use serde_json::Value as Json;
 
 use super::AnalyzeConfig;
 use super::json::{Section, each_row};
+use crate::columnar::ParquetFile;
 use crate::columnar::columns::{Cell, Table};
 use crate::columnar::schema::{
     Kind::{Bool, I64, Str, U8, U16, U32, U64},
     Node, leaf, list_leaf, object,
 };
-use crate::columnar::{ParquetFile, ROW_GROUP};
 use crate::replay::Replay;
 
 /// The report tables' version, in each file's metadata (`rocescope.schema`).
@@ -174,26 +174,17 @@ fn events() -> Vec<Node> {
     ]
 }
 
-/// The report's tables: file name (without `.parquet`) and columns, in the order written.
+/// The report's tables: the section whose rows they hold, file name (without `.parquet`) and
+/// columns, in the order written.
 #[must_use]
-pub fn tables() -> [(&'static str, Vec<Node>); 5] {
+pub fn tables() -> [(Section, &'static str, Vec<Node>); 5] {
     [
-        ("capture", capture()),
-        ("flows", flows()),
-        ("pfc", pfc()),
-        ("tcp_bth", tcp_bth()),
-        ("events", events()),
+        (Section::Capture, "capture", capture()),
+        (Section::Flows, "flows", flows()),
+        (Section::Pfc, "pfc", pfc()),
+        (Section::TcpBth, "tcp_bth", tcp_bth()),
+        (Section::Events, "events", events()),
     ]
-}
-
-fn index(section: Section) -> usize {
-    match section {
-        Section::Capture => 0,
-        Section::Flows => 1,
-        Section::Pfc => 2,
-        Section::TcpBth => 3,
-        Section::Events => 4,
-    }
 }
 
 /// Write `replay`'s report into `dir` (created if missing), one Parquet file per table.
@@ -203,7 +194,7 @@ fn index(section: Section) -> usize {
 pub fn write_dir(cfg: &AnalyzeConfig, replay: &Replay, dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let mut open = Vec::new();
-    for (name, nodes) in tables() {
+    for (section, name, nodes) in tables() {
         let table = Table::new(&nodes);
         let path = dir.join(format!("{name}.parquet"));
         let unique: &[&str] = if name == "events" {
@@ -213,19 +204,16 @@ pub fn write_dir(cfg: &AnalyzeConfig, replay: &Replay, dir: &Path) -> anyhow::Re
         };
         let schema_name = format!("{name}/{SCHEMA_VERSION}");
         let file = ParquetFile::create(&path, &table, &schema_name, unique, None)?;
-        open.push((table, file));
+        open.push((section, table, file));
     }
     each_row(cfg, replay, |section, row| -> anyhow::Result<()> {
-        let Some((table, file)) = open.get_mut(index(section)) else {
-            return Ok(());
-        };
-        add_row(table, &row);
-        if table.rows() >= ROW_GROUP {
-            file.write(table)?;
+        if let Some((_, table, file)) = open.iter_mut().find(|(s, _, _)| *s == section) {
+            add_row(table, &row);
+            file.write_when_full(table)?;
         }
         Ok(())
     })?;
-    for (mut table, file) in open {
+    for (_, mut table, file) in open {
         file.close(&mut table)?;
     }
     Ok(())

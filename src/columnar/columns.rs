@@ -24,7 +24,7 @@ use arrow_array::builder::{
 };
 use arrow_array::{ArrayRef, ListArray, RecordBatch, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{ArrowError, Field, FieldRef, Fields, SchemaRef};
+use arrow_schema::{ArrowError, FieldRef, Fields, SchemaRef};
 
 use super::schema::{self, Kind, Node, Shape};
 use crate::text;
@@ -201,7 +201,7 @@ impl Table {
             Shape::List(item) => Store::List {
                 offsets: vec![0],
                 valid: Vec::new(),
-                field: Arc::new(Field::new("item", schema::data_type(item), true)),
+                field: schema::item_field(item),
             },
         };
         let c = self.cols.len();
@@ -404,11 +404,8 @@ impl Table {
                         nav.col = Some(c);
                     }
                 }
-                Store::Present(b) => {
-                    if b.len() <= slot {
-                        pad_bool(b, slot);
-                        b.append_value(true);
-                    }
+                Store::Present(_) => {
+                    write_cell(&mut self.stores[c], slot, Cell::Bool(true));
                 }
                 _ => self.note_unmapped(key.name()),
             }
@@ -530,25 +527,27 @@ impl Table {
 /// Memo slots tried per lookup (linear probing; the table has 4 slots per member).
 const MEMO_PROBES: usize = 4;
 
-fn pad_bool(b: &mut BooleanBuilder, to: usize) {
-    if b.len() < to {
-        b.append_nulls(to - b.len());
-    }
-}
-
 /// Append `cell` at `slot` of a leaf; false when the leaf cannot hold it (the wrong type, or a
 /// number too wide: a null is written then).
 fn write_cell(store: &mut Store, slot: usize, cell: Cell<'_>) -> bool {
-    macro_rules! int {
-        ($b:expr, $t:ty) => {{
+    // A member repeated in one object keeps its first value; a gap before `slot` (rows that
+    // did not have the member) becomes nulls, only when there is one: any `append_nulls` call
+    // makes the builder keep a validity bitmap.
+    macro_rules! at_slot {
+        ($b:expr) => {{
             let b = $b;
             if b.len() > slot {
-                return true; // a member repeated in one object: the first one stays
+                return true;
             }
             if b.len() < slot {
-                // only when there is a gap: any call makes the builder keep a validity bitmap
                 b.append_nulls(slot - b.len());
             }
+            b
+        }};
+    }
+    macro_rules! int {
+        ($b:expr, $t:ty) => {{
+            let b = at_slot!($b);
             let v = match cell {
                 Cell::Uint(x) => <$t>::try_from(x).ok(),
                 Cell::Int(x) => <$t>::try_from(x).ok(),
@@ -559,16 +558,8 @@ fn write_cell(store: &mut Store, slot: usize, cell: Cell<'_>) -> bool {
                 }
                 Cell::Str(_) | Cell::Text(_) | Cell::Mac(_) | Cell::Ipv4(_) => None,
             };
-            match v {
-                Some(v) => {
-                    b.append_value(v);
-                    true
-                }
-                None => {
-                    b.append_null();
-                    false
-                }
-            }
+            b.append_option(v);
+            v.is_some()
         }};
     }
     match store {
@@ -580,27 +571,20 @@ fn write_cell(store: &mut Store, slot: usize, cell: Cell<'_>) -> bool {
         // nanoseconds since the epoch, as i64 (to 2262)
         Store::Time(b) => int!(b, i64),
         Store::Bool(b) | Store::Present(b) => {
-            if b.len() > slot {
-                return true;
-            }
-            pad_bool(b, slot);
-            match cell {
-                Cell::Bool(x) => b.append_value(x),
-                Cell::Null => b.append_null(),
+            let b = at_slot!(b);
+            let v = match cell {
+                Cell::Bool(x) => Some(x),
+                Cell::Null => None,
                 _ => {
                     b.append_null();
                     return false;
                 }
-            }
+            };
+            b.append_option(v);
             true
         }
         Store::Str(b) => {
-            if b.len() > slot {
-                return true;
-            }
-            if b.len() < slot {
-                b.append_nulls(slot - b.len());
-            }
+            let b = at_slot!(b);
             match cell {
                 Cell::Str(s) => b.append_value(s),
                 Cell::Mac(m) => b.append_value(std::str::from_utf8(&text::mac(m)).unwrap_or("")),
@@ -613,16 +597,11 @@ fn write_cell(store: &mut Store, slot: usize, cell: Cell<'_>) -> bool {
                     let _ = write!(b, "{d}");
                     b.append_value("");
                 }
-                Cell::Uint(x) => {
-                    let _ = write!(b, "{x}");
-                    b.append_value("");
-                }
-                Cell::Int(x) => {
-                    let _ = write!(b, "{x}");
-                    b.append_value("");
-                }
-                Cell::Bool(x) => b.append_value(if x { "true" } else { "false" }),
                 Cell::Null => b.append_null(),
+                Cell::Uint(_) | Cell::Int(_) | Cell::Bool(_) => {
+                    b.append_null();
+                    return false;
+                }
             }
             true
         }

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
+use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, TimeUnit};
 
 /// The type of one leaf column. Unsigned wire fields take the narrowest type that holds them
 /// (interfaces.md §10).
@@ -143,8 +143,14 @@ pub fn data_type(node: &Node) -> DataType {
         },
         Shape::Present => DataType::Boolean,
         Shape::Flat(members) | Shape::Struct(members) => DataType::Struct(struct_fields(members)),
-        Shape::List(item) => DataType::List(Arc::new(Field::new("item", data_type(item), true))),
+        Shape::List(item) => DataType::List(item_field(item)),
     }
+}
+
+/// A list's item field (named `item`, as Arrow's builders name it).
+#[must_use]
+pub fn item_field(item: &Node) -> FieldRef {
+    Arc::new(Field::new("item", data_type(item), true))
 }
 
 /// The fields of a struct's members.

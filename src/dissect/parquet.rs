@@ -363,15 +363,6 @@ pub const UNIQUE: [&str; 20] = [
     "vcrc_computed",
 ];
 
-/// The `marks` column's position among the top-level fields, and `frame`'s.
-#[must_use]
-pub fn marks_and_frame_fields() -> (usize, usize) {
-    let table = Table::new(&schema());
-    let schema = table.schema();
-    let at = |name: &str| schema.index_of(name).unwrap_or(0);
-    (at("marks"), at("frame"))
-}
-
 /// The `marks` column of a group of frames, from their numbers (rising, as a capture streams).
 #[must_use]
 pub fn marks_fill(mut marks: FrameMarks) -> Fill {
@@ -401,6 +392,16 @@ impl FrameRows {
             table: Table::new(&schema()),
             files,
         }
+    }
+
+    /// Where the `marks` and `frame` columns are among the top-level fields (for the encoder,
+    /// which fills `marks` in from `frame` when the replay is done).
+    ///
+    /// # Errors
+    /// Never for this schema (both columns are in it).
+    pub fn marks_and_frame_fields(&self) -> anyhow::Result<(usize, usize)> {
+        let schema = self.table.schema();
+        Ok((schema.index_of("marks")?, schema.index_of("frame")?))
     }
 
     /// The table the rows go to (for its schema, row count and batches).
