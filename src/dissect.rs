@@ -93,7 +93,7 @@ fn marks(cfg: &DissectConfig) -> anyhow::Result<Option<FrameMarks>> {
             "-Y: the analysis marks (loss, ooo, dup, retrans) need the capture read twice: give a file, not standard input"
         );
     }
-    replay_marks(&cfg.captures, &engine(cfg)).map(Some)
+    replay_marks(&cfg.captures, &engine(cfg), false).map(Some)
 }
 
 /// The filter asks for the replay's analysis marks (`loss`, `ooo`, …).
@@ -114,16 +114,20 @@ fn engine(cfg: &DissectConfig) -> EngineConfig {
     }
 }
 
-/// Replay `captures` for the marks of their frames.
+/// Replay `captures` for the marks of their frames; `alongside`: while the frame pass runs
+/// (the replay then reads in place on its one thread: the cores are busy, and a reading
+/// thread would only add the copy of every frame).
 ///
 /// # Errors
 /// A capture that cannot be read.
 fn replay_marks(
     captures: &[std::path::PathBuf],
     engine: &EngineConfig,
+    alongside: bool,
 ) -> anyhow::Result<FrameMarks> {
     let mut source = capture::open_all(captures)?;
-    let replayed = replay::run(&mut source, engine, &mut ());
+    let threads = if alongside { Some(None) } else { None };
+    let replayed = replay::run_with(&mut source, engine, threads, &mut ());
     if let Some(e) = replayed.error {
         return Err(e.into());
     }
@@ -146,7 +150,7 @@ fn late_marks(cfg: &DissectConfig, rows: &FrameRows) -> anyhow::Result<Option<La
     std::thread::Builder::new()
         .name("marks".into())
         .spawn(move || {
-            let fill = replay_marks(&captures, &engine).map(self::parquet::marks_fill);
+            let fill = replay_marks(&captures, &engine, true).map(self::parquet::marks_fill);
             let _ = tx.send(fill); // the encoder is gone when the frame pass failed
         })
         .context("cannot start the replay for the marks column")?;

@@ -304,8 +304,8 @@ impl Table {
     }
 
     /// The column a member (or, in a list, the item) goes to, and its slot. A `Key::Static`
-    /// is looked up in the memo first.
-    #[inline]
+    /// is found in the trace (one compare for a row shaped like one before), else in the memo.
+    #[inline(always)]
     fn locate(&mut self, key: Key<'_>) -> Option<(usize, usize)> {
         let top = self.stack.last_mut()?;
         let parent = top.col?;
@@ -315,28 +315,42 @@ impl Table {
             return Some((item, slot));
         }
         let slot = top.slot;
-        if let Key::Static(k) = key {
-            let addr = k.as_ptr() as usize;
-            let pos = self.trace_pos;
-            self.trace_pos += 1;
-            if let Some(ways) = self.trace.get(pos) {
-                for &(a, len, par, child) in ways {
-                    if a == addr && len == k.len() && par == parent {
-                        return Some((child, slot));
-                    }
+        let Key::Static(k) = key else {
+            return self.lookup(parent, slot, key);
+        };
+        let addr = k.as_ptr() as usize;
+        let pos = self.trace_pos;
+        self.trace_pos += 1;
+        if let Some(ways) = self.trace.get(pos) {
+            for &(a, len, par, child) in ways {
+                if a == addr && len == k.len() && par == parent {
+                    return Some((child, slot));
                 }
             }
-            let found = self.lookup(parent, slot, key)?;
-            if pos >= self.trace.len() {
-                self.trace.resize(pos + 1, [(0, 0, usize::MAX, 0); 2]);
-            }
-            // the newest shape first, the one before it second
-            let ways = &mut self.trace[pos];
-            ways[1] = ways[0];
-            ways[0] = (addr, k.len(), parent, found.0);
-            return Some(found);
         }
-        self.lookup(parent, slot, key)
+        self.trace_miss(pos, parent, slot, k)
+    }
+
+    /// [`Table::locate`] of a static key the trace does not have at `pos`: the lookup, kept
+    /// in the trace for the rows after.
+    #[cold]
+    #[inline(never)]
+    fn trace_miss(
+        &mut self,
+        pos: usize,
+        parent: usize,
+        slot: usize,
+        k: &'static str,
+    ) -> Option<(usize, usize)> {
+        let found = self.lookup(parent, slot, Key::Static(k))?;
+        if pos >= self.trace.len() {
+            self.trace.resize(pos + 1, [(0, 0, usize::MAX, 0); 2]);
+        }
+        // the newest shape first, the one before it second
+        let ways = &mut self.trace[pos];
+        ways[1] = ways[0];
+        ways[0] = (k.as_ptr() as usize, k.len(), parent, found.0);
+        Some(found)
     }
 
     /// [`Table::locate`] without the trace: the memo, then a scan of the members.
@@ -449,7 +463,7 @@ impl Table {
     }
 
     /// A scalar member (or list item).
-    #[inline]
+    #[inline(always)]
     pub fn value<'k>(&mut self, key: impl Into<Key<'k>>, cell: Cell<'_>) {
         let key = key.into();
         let Some((c, slot)) = self.locate(key) else {
@@ -529,6 +543,7 @@ const MEMO_PROBES: usize = 4;
 
 /// Append `cell` at `slot` of a leaf; false when the leaf cannot hold it (the wrong type, or a
 /// number too wide: a null is written then).
+#[inline]
 fn write_cell(store: &mut Store, slot: usize, cell: Cell<'_>) -> bool {
     // A member repeated in one object keeps its first value; a gap before `slot` (rows that
     // did not have the member) becomes nulls, only when there is one: any `append_nulls` call
