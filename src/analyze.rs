@@ -8,6 +8,7 @@ pub mod csv;
 pub mod each;
 pub mod json;
 pub mod parquet;
+pub mod taps;
 pub mod text;
 
 use std::io::{self, BufWriter, IsTerminal, Write};

@@ -206,13 +206,21 @@ pub enum AnalyzeFormat {
 pub struct AnalyzeArgs {
     /// Capture files (pcap or pcapng; `-` for standard input); several are merged by time.
     #[arg(
-        required_unless_present = "iface",
-        conflicts_with = "iface",
+        required_unless_present_any = ["iface", "tap"],
+        conflicts_with_all = ["iface", "tap"],
         value_name = "CAPTURE"
     )]
     pub captures: Vec<PathBuf>,
     #[command(flatten)]
     pub live: LiveArgs,
+    /// Two captures of the same traffic at two points of its path (give --tap twice, the
+    /// upstream one first if known): each replayed, and their packets matched to tell what
+    /// was dropped, corrupted, reordered, marked or delayed between them.
+    #[arg(long, value_name = "CAPTURE", conflicts_with_all = ["iface", "each"])]
+    pub tap: Vec<PathBuf>,
+    /// --tap: how long a packet seen at one tap waits for its copy at the other.
+    #[arg(long, value_name = "TIME", default_value = "1s")]
+    pub tap_window: String,
     /// Analyze every capture on its own (not merged), several at once over the cores: -f json
     /// writes a line per capture (with `capture`), -f text the reports one after another.
     #[arg(long, conflicts_with = "iface")]
@@ -334,9 +342,11 @@ pub struct GenerateArgs {
     /// Scenario file (TOML).
     #[arg(value_name = "SCENARIO")]
     pub scenario: PathBuf,
-    /// Output capture: `.pcapng` writes pcapng, anything else pcap.
-    #[arg(short, long, value_name = "OUT")]
-    pub output: PathBuf,
+    /// Output capture: `.pcapng` writes pcapng, anything else pcap. A scenario captured at
+    /// both points (`[capture] point = "both"`) writes two: `-o A -o B`, or one `-o OUT` for
+    /// OUT with `.tx` and `.rx` before its extension.
+    #[arg(short, long, value_name = "OUT", required = true)]
+    pub output: Vec<PathBuf>,
     /// Random seed: the same seed gives the same bytes.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

@@ -6,10 +6,12 @@
 
 use std::fs;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use rocescope_generator::{Generator, MAX_FRAME_LEN, Scenario, Truth};
+use rocescope_generator::truth::between::{FlowBetweenTruth, between};
+use rocescope_generator::{CapturePoint, Generator, MAX_FRAME_LEN, Scenario, Truth};
+use serde::Serialize;
 
 use crate::capture::LinkType;
 use crate::outfile::AtomicFile;
@@ -29,12 +31,14 @@ pub struct GenerateSummary {
     pub last_time_ns: Option<u64>,
 }
 
-/// Read the scenario, write every frame to `cfg.output` and the truth to `cfg.truth`.
+/// Read the scenario, write every frame to `cfg.output` (and, for a scenario captured at both
+/// points, the receiver side's to the second output) and the truth to `cfg.truth`; returns
+/// what went to each file.
 ///
 /// # Errors
 /// The scenario cannot be read or is invalid (the message names file, line and key),
 /// or writing the capture or the truth fails.
-pub fn run(cfg: &GenerateConfig) -> anyhow::Result<GenerateSummary> {
+pub fn run(cfg: &GenerateConfig) -> anyhow::Result<Vec<(PathBuf, GenerateSummary)>> {
     let text = fs::read_to_string(&cfg.scenario)
         .with_context(|| format!("reading {}", cfg.scenario.display()))?;
     let scenario = Scenario::from_toml(&text, &cfg.scenario.display().to_string())?;
@@ -42,15 +46,70 @@ pub fn run(cfg: &GenerateConfig) -> anyhow::Result<GenerateSummary> {
         rocescope_generator::scenario::LinkKind::Ethernet => LinkType::ETHERNET,
         rocescope_generator::scenario::LinkKind::Infiniband => LinkType::ERF,
     };
-    let mut sink = writer_for_path_link(&cfg.output, DEFAULT_SNAPLEN, link)
-        .with_context(|| format!("creating {}", cfg.output.display()))?;
-    let (summary, truth) = generate_into(&scenario, cfg.seed, &mut sink)
-        .with_context(|| format!("writing {}", cfg.output.display()))?;
+    let both = scenario.capture == CapturePoint::Both;
+    let outputs = match (&cfg.second_output, both) {
+        (None, false) => vec![cfg.output.clone()],
+        (Some(b), true) => vec![cfg.output.clone(), b.clone()],
+        (None, true) => vec![with_tap(&cfg.output, "tx"), with_tap(&cfg.output, "rx")],
+        (Some(_), false) => anyhow::bail!(
+            "-o given twice, but {} is captured at one point (two captures need [capture] point = \"both\")",
+            cfg.scenario.display()
+        ),
+    };
+    let mut written = Vec::new();
+    let mut taps = Vec::new();
+    for (tap, path) in outputs.iter().enumerate() {
+        let mut sink = writer_for_path_link(path, DEFAULT_SNAPLEN, link)
+            .with_context(|| format!("creating {}", path.display()))?;
+        let mut g = Generator::at_tap(&scenario, cfg.seed, u8::try_from(tap).unwrap_or(1));
+        if both && cfg.truth.is_some() {
+            g.keep_tap_log();
+        }
+        let summary = generate_with(&mut g, &mut sink)
+            .with_context(|| format!("writing {}", path.display()))?;
+        written.push((path.clone(), summary));
+        taps.push(g);
+    }
     if let Some(path) = &cfg.truth {
-        let json = serde_json::to_string_pretty(&truth)?;
+        let json = match taps.as_slice() {
+            [tx, rx] => serde_json::to_string_pretty(&two_tap_truth(tx, rx))?,
+            _ => serde_json::to_string_pretty(&taps.iter().map(Generator::truth).next())?,
+        };
         write_file(path, json.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(summary)
+    Ok(written)
+}
+
+/// The truth of a scenario captured at both points, in `analyze --tap`'s keys: each tap's
+/// truth in `taps`, and per flow `between_taps`.
+#[derive(Debug, Serialize)]
+pub struct TwoTapTruth {
+    pub version: u32,
+    pub taps: [Truth; 2],
+    pub flows: Vec<FlowBetweenTruth>,
+}
+
+/// [`TwoTapTruth`] of the two generators of one scenario (their tap logs kept).
+#[must_use]
+pub fn two_tap_truth(tx: &Generator<'_>, rx: &Generator<'_>) -> TwoTapTruth {
+    TwoTapTruth {
+        version: 1,
+        taps: [tx.truth(), rx.truth()],
+        flows: between(tx.flow_keys(), tx.tap_log(), rx.tap_log()),
+    }
+}
+
+/// `OUT.pcap` → `OUT.tx.pcap` (the tap's name before the extension).
+fn with_tap(path: &Path, tap: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.{tap}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{tap}"),
+    };
+    path.with_file_name(name)
 }
 
 /// Generate `scenario` with `seed` into any sink (tests use a memory sink); returns the
@@ -63,12 +122,24 @@ pub fn generate_into(
     seed: u64,
     sink: &mut dyn FrameSink,
 ) -> anyhow::Result<(GenerateSummary, Truth)> {
+    let mut g = Generator::new(scenario, seed);
+    let s = generate_with(&mut g, sink)?;
+    Ok((s, g.truth()))
+}
+
+/// Every frame of `g` into `sink`.
+///
+/// # Errors
+/// The sink fails, or the generator reports an error.
+pub fn generate_with(
+    g: &mut Generator<'_>,
+    sink: &mut dyn FrameSink,
+) -> anyhow::Result<GenerateSummary> {
     // One thread: writing a frame costs far less than generating it, and
     // handing batches to a writer thread (crate::ahead, which `send` uses)
     // measured slower here than this loop. Frames are built straight into the
     // sink's buffer when it has one (the file writers), else into one
     // cache-hot scratch buffer and copied.
-    let mut g = Generator::new(scenario, seed);
     let mut scratch = Vec::new();
     let mut s = GenerateSummary::default();
     loop {
@@ -103,7 +174,7 @@ pub fn generate_into(
         s.last_time_ns = Some(out.time_ns);
     }
     sink.finish()?;
-    Ok((s, g.truth()))
+    Ok(s)
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {

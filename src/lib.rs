@@ -80,7 +80,9 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
         }
         cli::Command::Analyze(args) => {
             let cfg = config::AnalyzeConfig::try_from((&global, args))?;
-            let matched = if cfg.each {
+            let matched = if !cfg.taps.is_empty() {
+                analyze::taps::run(&cfg)?.matched
+            } else if cfg.each {
                 analyze::each::run(&cfg)?
             } else {
                 analyze::run(&cfg)?.matched
@@ -92,16 +94,18 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
             })
         }
         cli::Command::Generate(args) => {
-            let cfg = config::GenerateConfig::from(args);
-            let summary = generate::run(&cfg)?;
+            let cfg = config::GenerateConfig::try_from(args)?;
+            let written = generate::run(&cfg)?;
             if !global.quiet {
-                eprintln!(
-                    "rocescope: wrote {} frames ({} bytes, {} truncated) to {}",
-                    summary.frames,
-                    summary.bytes,
-                    summary.truncated_frames,
-                    cfg.output.display()
-                );
+                for (path, summary) in written {
+                    eprintln!(
+                        "rocescope: wrote {} frames ({} bytes, {} truncated) to {}",
+                        summary.frames,
+                        summary.bytes,
+                        summary.truncated_frames,
+                        path.display()
+                    );
+                }
             }
             Ok(Status::Clean)
         }

@@ -17,6 +17,7 @@
 //! - [`trust`]: whether a capture file's ICRCs are the wire's (§6.5);
 //! - [`tcp_bth`]: messages over TCP with the `tcp_bth` option (§7).
 
+pub mod between;
 pub mod compact;
 pub mod engine;
 pub mod event;

@@ -34,6 +34,7 @@ fn regenerating_reproduces_committed_captures() {
         let cfg = GenerateConfig {
             scenario: scenario.clone(),
             output: output.clone(),
+            second_output: None,
             seed: 1,
             truth: None,
         };

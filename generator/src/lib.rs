@@ -36,6 +36,6 @@ pub mod tcp_bth;
 pub mod truth;
 
 pub use scenario::{CapturePoint, Scenario, ScenarioError};
-pub use sim::{FrameOut, GenError, Generator, MAX_FRAME_LEN};
+pub use sim::{FrameOut, GenError, Generator, MAX_FRAME_LEN, TapRecord};
 pub use tcp_bth::TcpBthTruth;
 pub use truth::{CaptureTruth, FlowTruth, Naks, PfcTruth, Truth};

@@ -45,6 +45,9 @@ pub enum CapturePoint {
     Sender,
     /// On the responder's link: requests are captured after the faults.
     Receiver,
+    /// Both (interfaces.md §6.8): two captures of one run, the sender side's first
+    /// ([`crate::Generator::at_tap`]).
+    Both,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,6 +314,10 @@ pub struct Scenario {
     pub stop_ns: u64,
     pub max_frames: u64,
     pub capture: CapturePoint,
+    /// With `point = "both"`: the receiver side's clock minus the sender side's, and the
+    /// jitter of its timestamps (each late by up to this much).
+    pub tap_clock_offset_ns: i64,
+    pub tap_jitter_ns: u64,
     /// Cut every captured frame to this many bytes (0: keep whole).
     pub snaplen: u32,
     pub capture_icrc: CaptureIcrc,
@@ -358,6 +365,8 @@ struct RawLink {
 #[serde(deny_unknown_fields)]
 struct RawCapture {
     point: Option<S<String>>,
+    clock_offset_ns: Option<S<i64>>,
+    jitter_ns: Option<S<u64>>,
     snaplen: Option<S<u32>>,
     icrc: Option<S<String>>,
     encapsulation: Option<S<String>>,
@@ -675,6 +684,45 @@ impl Scenario {
                 "mirror encapsulations are Ethernet's: not on an InfiniBand link",
             ));
         }
+        let (tap_clock_offset_ns, tap_jitter_ns) = match &raw.capture {
+            None => (0, 0),
+            Some(c) => {
+                let c = c.get_ref();
+                let both = c.point.as_ref().is_some_and(|p| p.get_ref() == "both");
+                for (set, key) in [
+                    (
+                        c.clock_offset_ns.as_ref().map(Spanned::span),
+                        "capture.clock_offset_ns",
+                    ),
+                    (c.jitter_ns.as_ref().map(Spanned::span), "capture.jitter_ns"),
+                ] {
+                    if let Some(span) = set.filter(|_| !both) {
+                        return Err(ctx.err(
+                            span,
+                            key,
+                            "only with point = \"both\" (the second capture's clock against the first's)",
+                        ));
+                    }
+                }
+                let offset = opt(c.clock_offset_ns.as_ref(), 0);
+                if let Some(o) = c
+                    .clock_offset_ns
+                    .as_ref()
+                    .filter(|_| offset.unsigned_abs() > 86_400_000_000_000)
+                {
+                    return Err(ctx.err(
+                        o.span(),
+                        "capture.clock_offset_ns",
+                        "at most a day either way",
+                    ));
+                }
+                let jitter = opt(c.jitter_ns.as_ref(), 0);
+                if let Some(j) = c.jitter_ns.as_ref().filter(|_| jitter > 1_000_000_000) {
+                    return Err(ctx.err(j.span(), "capture.jitter_ns", "at most 1 s"));
+                }
+                (offset, jitter)
+            }
+        };
         let (capture, snaplen, capture_icrc) = match &raw.capture {
             None => (CapturePoint::Receiver, 0, CaptureIcrc::Wire),
             Some(c) => {
@@ -684,11 +732,12 @@ impl Scenario {
                     Some(p) => match p.get_ref().as_str() {
                         "sender" => CapturePoint::Sender,
                         "receiver" => CapturePoint::Receiver,
+                        "both" => CapturePoint::Both,
                         other => {
                             return Err(ctx.err(
                                 p.span(),
                                 "capture.point",
-                                format!("unknown capture point {other:?} (sender, receiver)"),
+                                format!("unknown capture point {other:?} (sender, receiver, both)"),
                             ));
                         }
                     },
@@ -1482,6 +1531,8 @@ impl Scenario {
             stop_ns,
             max_frames,
             capture,
+            tap_clock_offset_ns,
+            tap_jitter_ns,
             snaplen,
             capture_icrc,
             hosts,

@@ -126,6 +126,30 @@ struct Pkt {
     snap: u32,
     /// A resend of a PSN sent before (capture drops select first transmissions by PSN).
     retx: bool,
+    /// Which packet on the wire this is: numbered as sent (a copy the switch makes gets a
+    /// number of its own), the same in every run of a scenario and seed, whatever the tap.
+    serial: u32,
+}
+
+/// One RoCE packet a tap captured, for the truth of what happened between two taps
+/// ([`Generator::tap_log`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TapRecord {
+    /// The packet on the wire (see the same number in the other tap's log).
+    pub serial: u32,
+    /// The flow: connection × 2, + 1 for responses.
+    pub flow: usize,
+    pub opcode: u8,
+    pub psn: u32,
+    /// Its frame number in the tap's capture.
+    pub frame: u64,
+    /// When it passed the tap (the scenario's clock: no offset or jitter).
+    pub time_ns: u64,
+    pub ce: bool,
+    /// Its ICRC is wrong in the capture (corrupted, or a garbage-writing sniffer).
+    pub icrc_bad: bool,
+    /// Cut short, so its ICRC cannot be checked.
+    pub truncated: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -268,6 +292,21 @@ enum Captured {
 pub struct Generator<'s> {
     sc: &'s Scenario,
     rng: Rng,
+    /// Where this generator's tap is (a scenario of two taps is generated once per tap).
+    point: CapturePoint,
+    /// The capture side's own draws (capture drops, timestamp jitter), apart from the
+    /// network's, so that both taps of one scenario see the same run.
+    capture_rng: Rng,
+    /// The next [`Pkt::serial`].
+    next_serial: u32,
+    /// The receiver-side tap of a two-tap scenario: its clock's offset and jitter apply.
+    skewed: bool,
+    /// The last timestamp written (jitter never makes time go back).
+    last_time_ns: u64,
+    /// The RoCE packets captured, when asked for ([`Generator::keep_tap_log`]).
+    tap_log: Option<Vec<TapRecord>>,
+    /// Each flow's `(src, dst, destqp)`, by connection × 2 + direction.
+    flow_keys: Vec<(String, String, u32)>,
     now: u64,
     events: EventQueue<Ev, 9>,
     qps: Vec<Qp>,
@@ -325,7 +364,20 @@ impl<'s> Generator<'s> {
     /// A generator for `scenario`; the same seed always gives the same bytes.
     #[must_use]
     pub fn new(scenario: &'s Scenario, seed: u64) -> Generator<'s> {
+        Generator::at_tap(scenario, seed, 0)
+    }
+
+    /// A generator for one tap of `scenario`: with `point = "both"`, tap 0 is the sender
+    /// side and tap 1 the receiver side (its clock offset and jitter applied); the packets
+    /// on the wire are the same in both. For a scenario of one tap, `tap` is ignored.
+    #[must_use]
+    pub fn at_tap(scenario: &'s Scenario, seed: u64, tap: u8) -> Generator<'s> {
         let sc = scenario;
+        let (point, skewed) = match sc.capture {
+            CapturePoint::Both if tap == 0 => (CapturePoint::Sender, false),
+            CapturePoint::Both => (CapturePoint::Receiver, true),
+            p => (p, false),
+        };
         let nhosts = sc.hosts.len();
         let mut qps = Vec::with_capacity(sc.connections.len());
         let mut flow_keys = Vec::with_capacity(sc.connections.len() * 2);
@@ -424,6 +476,12 @@ impl<'s> Generator<'s> {
         let mut g = Generator {
             sc,
             rng: Rng::new(seed),
+            point,
+            capture_rng: Rng::new(seed ^ 0x7A9C_0000_0000_0001),
+            next_serial: 0,
+            skewed,
+            last_time_ns: 0,
+            tap_log: None,
             now: 0,
             events: EventQueue::new(),
             qps,
@@ -436,6 +494,7 @@ impl<'s> Generator<'s> {
             captured: VecDeque::with_capacity(64),
             slab: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
+            flow_keys: flow_keys.clone(),
             truth: TruthEngine::new(flow_keys, sc.link_bps, sc.link_kind == LinkKind::Infiniband),
             tcp: TcpModel::new(sc, seed),
             frames: 0,
@@ -567,6 +626,49 @@ impl<'s> Generator<'s> {
     pub fn truth(&self) -> Truth {
         let mut t = self.truth.finish();
         t.tcp_bth = self.tcp.truth();
+        t
+    }
+
+    /// Keep a record of every RoCE packet captured from now on ([`Generator::tap_log`]).
+    pub fn keep_tap_log(&mut self) {
+        self.tap_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The RoCE packets captured since [`Generator::keep_tap_log`].
+    #[must_use]
+    pub fn tap_log(&self) -> &[TapRecord] {
+        self.tap_log.as_deref().unwrap_or_default()
+    }
+
+    /// Each flow's `(src, dst, destqp)` as the report writes them, by [`TapRecord::flow`].
+    #[must_use]
+    pub fn flow_keys(&self) -> &[(String, String, u32)] {
+        &self.flow_keys
+    }
+
+    /// A number for a packet put on the wire.
+    fn serial(&mut self) -> u32 {
+        let s = self.next_serial;
+        self.next_serial = self.next_serial.wrapping_add(1);
+        s
+    }
+
+    /// A capture timestamp on this tap's clock: the scenario's time, and for the
+    /// receiver side of two taps its offset and jitter (never going back).
+    fn tap_time(&mut self, time_ns: u64) -> u64 {
+        if !self.skewed {
+            return time_ns;
+        }
+        let jitter = if self.sc.tap_jitter_ns > 0 {
+            self.capture_rng.below(self.sc.tap_jitter_ns)
+        } else {
+            0
+        };
+        let t = time_ns
+            .saturating_add_signed(self.sc.tap_clock_offset_ns)
+            .saturating_add(jitter)
+            .max(self.last_time_ns);
+        self.last_time_ns = t;
         t
     }
 

@@ -12,6 +12,7 @@
 // by host × 8 + a 3-bit priority.
 #![allow(clippy::indexing_slicing)]
 
+pub mod between;
 mod stream;
 
 use rocescope_dissectors::Psn;

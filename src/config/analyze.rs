@@ -133,6 +133,10 @@ pub struct AnalyzeConfig {
     pub report_every: std::time::Duration,
     /// `--each`: every capture on its own, not merged.
     pub each: bool,
+    /// `--tap A --tap B`: two capture points of the same traffic (§6.8).
+    pub taps: Vec<PathBuf>,
+    /// `--tap-window`.
+    pub tap_window_ns: u64,
     pub format: AnalyzeFormat,
     pub output: Option<PathBuf>,
     pub fail_on: FailOn,
@@ -161,6 +165,17 @@ impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
         if report_every.is_zero() {
             anyhow::bail!("--report-every: give a time above zero");
         }
+        let tap_window =
+            parse_duration(&args.tap_window).map_err(|e| anyhow::anyhow!("--tap-window: {e}"))?;
+        if tap_window.is_zero() {
+            anyhow::bail!("--tap-window: give a time above zero");
+        }
+        if !args.tap.is_empty() && args.tap.len() != 2 {
+            anyhow::bail!(
+                "--tap: two captures of the same traffic, one per capture point (got {})",
+                args.tap.len()
+            );
+        }
         if args.format == cli::AnalyzeFormat::Parquet && args.output.is_none() {
             anyhow::bail!("-f parquet writes a directory of tables: name it with -o DIR");
         }
@@ -168,6 +183,8 @@ impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
             live: super::live::live_input(global, &args.live, None)?,
             report_every,
             each: args.each,
+            taps: args.tap,
+            tap_window_ns: u64::try_from(tap_window.as_nanos()).unwrap_or(u64::MAX),
             captures: args.captures,
             format: args.format.into(),
             output: args.output,
@@ -204,6 +221,8 @@ impl AnalyzeConfig {
             live: None,
             report_every: std::time::Duration::from_secs(1),
             each: false,
+            taps: Vec::new(),
+            tap_window_ns: 1_000_000_000,
             format: AnalyzeFormat::Text,
             output: None,
             fail_on: FailOn::default(),

@@ -108,35 +108,40 @@ impl Sketch {
         self.count
     }
 
+    /// The sample of rank `r` (1 for the smallest; nearest rank, clamped to the samples);
+    /// 0 without samples.
+    #[must_use]
+    pub fn at_rank(&self, r: u64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let r = r.clamp(1, self.count);
+        if self.hist.is_empty() {
+            let mut v = self.exact.clone();
+            v.sort_unstable();
+            return v[usize::try_from(r - 1).unwrap_or(0).min(v.len() - 1)];
+        }
+        let mut seen = 0u64;
+        for (i, &c) in self.hist.iter().enumerate() {
+            seen += u64::from(c);
+            if seen >= r {
+                let b = self.hist_base + u32::try_from(i).unwrap_or(0);
+                return bucket_value(b).min(self.max);
+            }
+        }
+        self.max
+    }
+
     #[must_use]
     pub fn summary(&self) -> Summary {
         if self.count == 0 {
             return Summary::default();
         }
         let rank = |q: u64| -> u64 { (self.count * q).div_ceil(100).max(1) };
-        let (p50, p99) = if self.hist.is_empty() {
-            let mut v = self.exact.clone();
-            v.sort_unstable();
-            let at = |r: u64| v[usize::try_from(r - 1).unwrap_or(0).min(v.len() - 1)];
-            (at(rank(50)), at(rank(99)))
-        } else {
-            let at = |r: u64| {
-                let mut seen = 0u64;
-                for (i, &c) in self.hist.iter().enumerate() {
-                    seen += u64::from(c);
-                    if seen >= r {
-                        let b = self.hist_base + u32::try_from(i).unwrap_or(0);
-                        return bucket_value(b).min(self.max);
-                    }
-                }
-                self.max
-            };
-            (at(rank(50)), at(rank(99)))
-        };
         Summary {
             samples: self.count,
-            p50,
-            p99,
+            p50: self.at_rank(rank(50)),
+            p99: self.at_rank(rank(99)),
             max: self.max,
         }
     }

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use rocescope::capture::CaptureReader;
+use serde_json::Value;
 
 /// A little-endian pcap global header (version 2.4, snaplen 65535): nanosecond or
 /// microsecond timestamps, link type `link`.
@@ -87,4 +88,78 @@ pub fn jsonl(path: &Path, args: &[&str]) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// Every key of `truth` must be in `got` with the same value (objects compared recursively).
+#[allow(dead_code)]
+pub fn compare(at: &str, truth: &Value, got: &Value, diffs: &mut Vec<String>) {
+    match (truth, got) {
+        (Value::Object(t), Value::Object(g)) => {
+            for (k, tv) in t {
+                match g.get(k) {
+                    Some(gv) => compare(&format!("{at}.{k}"), tv, gv, diffs),
+                    None => diffs.push(format!("{at}.{k}: missing (truth {tv})")),
+                }
+            }
+        }
+        _ if truth == got => {}
+        _ => diffs.push(format!("{at}: truth {truth}, analyze {got}")),
+    }
+}
+
+#[allow(dead_code)]
+pub fn find<'v>(rows: &'v [Value], row: &Value, keys: &[&str]) -> Option<&'v Value> {
+    rows.iter().find(|r| keys.iter().all(|k| r[k] == row[k]))
+}
+
+/// Every key the truth states, for the capture, each flow, each PFC row and each
+/// `tcp_bth` direction.
+#[allow(dead_code)]
+pub fn check(name: &str, got: &Value, truth: &Value, diffs: &mut Vec<String>) {
+    compare(
+        &format!("{name}.capture"),
+        &truth["capture"],
+        &got["capture"],
+        diffs,
+    );
+    let got_flows = got["flows"].as_array().unwrap();
+    let truth_flows = truth["flows"].as_array().unwrap();
+    if got_flows.len() != truth_flows.len() {
+        diffs.push(format!(
+            "{name}: {} flows, truth {}",
+            got_flows.len(),
+            truth_flows.len()
+        ));
+    }
+    for tf in truth_flows {
+        let at = format!(
+            "{name}.flow[{} > {} qp {}]",
+            tf["src"], tf["dst"], tf["destqp"]
+        );
+        match find(got_flows, tf, &["src", "dst", "destqp"]) {
+            Some(gf) => compare(&at, tf, gf, diffs),
+            None => diffs.push(format!("{at}: not found")),
+        }
+    }
+    if let Some(rows) = truth.get("tcp_bth").and_then(Value::as_array) {
+        let got_rows = got["tcp_bth"].as_array().unwrap();
+        for tr in rows {
+            let at = format!(
+                "{name}.tcp_bth[{}:{} > {}:{}]",
+                tr["src"], tr["srcport"], tr["dst"], tr["dstport"]
+            );
+            match find(got_rows, tr, &["src", "srcport", "dst", "dstport"]) {
+                Some(gr) => compare(&at, tr, gr, diffs),
+                None => diffs.push(format!("{at}: not found")),
+            }
+        }
+    }
+    let got_pfc = got["pfc"].as_array().unwrap();
+    for tp in truth["pfc"].as_array().unwrap() {
+        let at = format!("{name}.pfc[{} p{}]", tp["src_mac"], tp["priority"]);
+        match find(got_pfc, tp, &["src_mac", "priority"]) {
+            Some(gp) => compare(&at, tp, gp, diffs),
+            None => diffs.push(format!("{at}: not found")),
+        }
+    }
 }

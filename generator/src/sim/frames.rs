@@ -225,7 +225,8 @@ impl Generator<'_> {
         c: &Captured,
         buf: &mut [u8],
     ) -> Result<FrameOut, GenError> {
-        let time_ns = self.sc.start_ns.saturating_add(t);
+        let wire_ns = self.sc.start_ns.saturating_add(t);
+        let time_ns = self.tap_time(wire_ns);
         match *c {
             Captured::Roce(p) => {
                 let frame = self.roce_frame(&p);
@@ -285,6 +286,20 @@ impl Generator<'_> {
                     len.min(snap)
                 };
                 let info = p.opcode.info();
+                let frame_number = self.frames;
+                if let Some(log) = &mut self.tap_log {
+                    log.push(TapRecord {
+                        serial: p.serial,
+                        flow: ix(p.conn) * 2 + usize::from(p.dir == Dir::Resp),
+                        opcode: p.opcode.0,
+                        psn: p.psn.value(),
+                        frame: frame_number,
+                        time_ns: wire_ns,
+                        ce: p.ce,
+                        icrc_bad: p.corrupt || garbage,
+                        truncated: cut < len,
+                    });
+                }
                 let conn = &self.sc.connections[ix(p.conn)];
                 self.truth.roce(&Seen {
                     time: time_ns,
@@ -374,7 +389,7 @@ impl Generator<'_> {
             )));
         };
         let (t, len, has_bth) = r?;
-        let time_ns = self.sc.start_ns.saturating_add(t);
+        let time_ns = self.tap_time(self.sc.start_ns.saturating_add(t));
         self.truth.tcp(time_ns, has_bth);
         Ok(FrameOut {
             time_ns,

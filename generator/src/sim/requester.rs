@@ -325,6 +325,7 @@ impl Generator<'_> {
             corrupt: false,
             snap: 0,
             retx,
+            serial: 0,
         };
         let len = self.frame_len(&pkt);
         let ser = self.ser_link(len);
@@ -351,7 +352,7 @@ impl Generator<'_> {
     }
 
     pub(super) fn on_at_requester(&mut self, p: Pkt) {
-        if self.sc.capture == CapturePoint::Sender {
+        if self.point == CapturePoint::Sender {
             self.capture(p);
         }
         let c = p.conn;

@@ -18,7 +18,7 @@ impl Generator<'_> {
     }
 
     pub(super) fn on_arrive(&mut self, p: Pkt) {
-        if self.sc.capture == CapturePoint::Receiver {
+        if self.point == CapturePoint::Receiver {
             self.capture(p);
         }
         if p.corrupt {
@@ -260,6 +260,7 @@ impl Generator<'_> {
             corrupt: false,
             snap: 0,
             retx: false,
+            serial: 0,
         };
         let (pkt, done) = match front {
             Resp::Ack { psn, syndrome, msn } => (
@@ -321,7 +322,9 @@ impl Generator<'_> {
         let len = self.frame_len(&pkt);
         let ser = self.ser_link(len);
         self.host_tx_free[h] = self.now + ser;
-        if self.sc.capture == CapturePoint::Receiver {
+        let mut pkt = pkt;
+        pkt.serial = self.serial();
+        if self.point == CapturePoint::Receiver {
             self.capture(pkt);
         }
         let prio = if pkt.opcode == Opcode::CNP {

@@ -29,6 +29,8 @@ impl Generator<'_> {
 
     /// The switch: apply the faults to a request and deliver it.
     pub(super) fn switch_request(&mut self, pkt: Pkt, ci: usize, retx: bool, ser: u64) {
+        let mut pkt = pkt;
+        pkt.serial = self.serial();
         let conn = &self.sc.connections[ci];
         let mut out = pkt;
         let mut drop = false;
@@ -66,7 +68,7 @@ impl Generator<'_> {
                 _ => {}
             }
         }
-        if self.sc.capture == CapturePoint::Sender {
+        if self.point == CapturePoint::Sender {
             let mut seen = pkt;
             seen.snap = out.snap;
             self.capture(seen);
@@ -88,7 +90,9 @@ impl Generator<'_> {
         }
         if dup {
             let t = self.through_switch(conn.responder, prio, at_switch, ser);
-            let i = self.park(out);
+            let mut copy = out;
+            copy.serial = self.serial();
+            let i = self.park(copy);
             self.push(t, Ev::Arrive(i));
         }
     }
@@ -163,7 +167,13 @@ impl Generator<'_> {
             }
         }
         if let Some(pr) = sel.probability {
-            if self.rng.unit() >= pr {
+            // the capture side draws from its own stream: both taps of a scenario see one run
+            let draw = if self.sc.faults[fi].kind == FaultKind::CaptureDrop {
+                self.capture_rng.unit()
+            } else {
+                self.rng.unit()
+            };
+            if draw >= pr {
                 return false;
             }
         }

@@ -1,0 +1,698 @@
+//! Two capture points (interfaces.md §6.8): the packets of each flow matched between two taps
+//! of the same traffic, and what happened between them.
+//!
+//! [`Matcher`] is a pure state machine: it is handed the RoCE packets of both taps
+//! ([`Sighting`]s) merged in time order once a first estimate of the clock offset between the
+//! taps is applied (the driver, `analyze --tap`, makes that estimate from the first packets of
+//! each file), and keeps per flow only the packets not matched yet, for at most the match
+//! window: memory is bounded by the window and the flows, not by the files.
+//!
+//! A packet is matched by (flow, opcode, PSN): a downstream copy to the unmatched upstream copy
+//! that precedes it most closely, so that a resent PSN matches the resend and the original is
+//! dropped. Until a flow's direction is known (its first matches), copies are paired in order;
+//! the upstream tap of a flow is the one whose copies come first (the sign of the median time
+//! difference). Jitter can put a downstream copy a little before its upstream one: it then
+//! waits, like an upstream copy, for at most the window.
+//!
+//! The clock offset of §6.8 (the midpoint between the smallest difference one way and the
+//! largest the other) is computed at the end from every flow's extremes over matches of PSNs
+//! that had one copy in each tap while they were in the window ([`Matcher::finish`]).
+
+// Indexing cannot panic here: flows are indexed by ids this matcher handed out, taps (0 or 1,
+// masked) into arrays of two, and a pending copy by a position just found in its queue.
+#![allow(clippy::indexing_slicing)]
+
+use std::collections::VecDeque;
+
+use super::event::{FlowKey, Icrc, PacketEvent};
+use super::hash::FxHashMap;
+use super::sketch::Sketch;
+use crate::replay::Kind;
+
+/// One RoCE packet as one tap saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sighting {
+    /// 0 for the first `--tap`, 1 for the second.
+    pub tap: u8,
+    pub frame: u64,
+    /// On the tap's own clock.
+    pub time_ns: u64,
+    pub key: FlowKey,
+    pub opcode: u8,
+    pub psn: u32,
+    /// `Some(valid)` where the ICRC could be verified.
+    pub icrc: Option<bool>,
+    /// IP ECN was CE.
+    pub ce: bool,
+}
+
+impl Sighting {
+    #[must_use]
+    pub fn new(tap: u8, ev: &PacketEvent) -> Sighting {
+        Sighting {
+            tap,
+            frame: ev.frame,
+            time_ns: ev.time_ns,
+            key: ev.key,
+            opcode: ev.opcode.0,
+            psn: ev.psn.value(),
+            icrc: match ev.icrc {
+                Icrc::Valid => Some(true),
+                Icrc::Invalid { .. } => Some(false),
+                Icrc::NotVerifiable => None,
+            },
+            ce: ev.ecn == 3,
+        }
+    }
+}
+
+/// What happened to a flow's packets between the taps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Seen in both taps (corrupted ones too).
+    pub matched: u64,
+    /// Seen upstream, never downstream.
+    pub dropped: u64,
+    /// ICRC valid upstream, invalid downstream.
+    pub corrupted: u64,
+    /// Seen downstream only (the upstream tap missed it, or a duplicate made between them).
+    pub appeared: u64,
+    /// Matched, but after a packet that followed it upstream.
+    pub reordered: u64,
+    /// Not CE upstream, CE downstream.
+    pub ecn_marked: u64,
+}
+
+/// One finding between the taps: the frame numbers in each tap where there is one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BetweenEvent {
+    pub kind: Kind,
+    /// Index into [`Between::flows`].
+    pub flow: u32,
+    pub opcode: u8,
+    pub psn: u32,
+    pub frames: [Option<u64>; 2],
+    /// On the first tap's clock (the estimate's offset removed for the second).
+    pub time_ns: i64,
+}
+
+/// A delay summary in ns (they can be negative: two clocks, and offsets that assume equal
+/// delays both ways).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Delays {
+    pub samples: u64,
+    pub p50: Option<i64>,
+    pub p99: Option<i64>,
+    pub max: Option<i64>,
+}
+
+/// One flow's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowBetween {
+    pub key: FlowKey,
+    /// The tap its packets pass first; `None` when nothing of it was matched.
+    pub upstream: Option<u8>,
+    /// Its packets in each tap.
+    pub packets: [u64; 2],
+    pub counts: Counts,
+    pub delay: Delays,
+}
+
+/// The clock offset of one connection: time in the second tap minus time in the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionOffset {
+    /// The flow that travels from the first tap to the second, and the other one.
+    pub forward: u32,
+    pub backward: u32,
+    pub offset_ns: i64,
+}
+
+/// Everything the matcher found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Between {
+    pub flows: Vec<FlowBetween>,
+    pub events: Vec<BetweenEvent>,
+    pub connections: Vec<ConnectionOffset>,
+    /// The capture's offset (the median over connections); `None` when no connection gave
+    /// one: delays are then relative to each flow's smallest.
+    pub offset_ns: Option<i64>,
+    /// The estimate the packets were merged with.
+    pub estimate_ns: i64,
+}
+
+/// Samples of a signed quantity, as two [`Sketch`]es.
+#[derive(Debug, Clone, Default)]
+struct SignedSketch {
+    below: Sketch,
+    above: Sketch,
+    min: Option<i64>,
+    max: Option<i64>,
+}
+
+impl SignedSketch {
+    fn sample(&mut self, v: i64) {
+        self.min = Some(self.min.map_or(v, |m| m.min(v)));
+        self.max = Some(self.max.map_or(v, |m| m.max(v)));
+        if v < 0 {
+            self.below.sample(v.unsigned_abs());
+        } else {
+            self.above.sample(v.unsigned_abs());
+        }
+    }
+
+    fn count(&self) -> u64 {
+        self.below.samples() + self.above.samples()
+    }
+
+    /// Nearest-rank percentile `q` (0–100).
+    fn percentile(&self, q: u64) -> Option<i64> {
+        let n = self.count();
+        if n == 0 {
+            return None;
+        }
+        let r = (n * q).div_ceil(100).max(1);
+        let below = self.below.samples();
+        Some(if r <= below {
+            // the below sketch holds magnitudes: its largest is the smallest value
+            -i64::try_from(self.below.at_rank(below - r + 1)).unwrap_or(i64::MAX)
+        } else {
+            i64::try_from(self.above.at_rank(r - below)).unwrap_or(i64::MAX)
+        })
+    }
+}
+
+/// A copy not matched yet.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    uid: u64,
+    frame: u64,
+    /// On the first tap's clock (the estimate applied).
+    at: i64,
+    /// Raw time in its own tap.
+    raw: u64,
+    opcode: u8,
+    psn: u32,
+    icrc: Option<bool>,
+    ce: bool,
+    /// Its place among the flow's packets in its tap.
+    seq: u64,
+}
+
+#[derive(Debug, Default)]
+struct FlowState {
+    upstream: Option<u8>,
+    pending: [VecDeque<Pending>; 2],
+    packets: [u64; 2],
+    counts: Counts,
+    /// Copies that left the window before the direction was known.
+    unresolved: [u64; 2],
+    /// The largest upstream place matched so far (in downstream order).
+    max_up_seq: Option<u64>,
+    /// Oriented delays (d minus the estimate, negated where the second tap is upstream).
+    delay: SignedSketch,
+    /// d (second tap's time minus the first's, raw clocks) over single-copy matches.
+    d_min: Option<i64>,
+    d_max: Option<i64>,
+    d_median: SignedSketch,
+}
+
+/// The matcher (see the module's text).
+#[derive(Debug)]
+pub struct Matcher {
+    window_ns: i64,
+    estimate_ns: i64,
+    index: FxHashMap<FlowKey, u32>,
+    keys: Vec<FlowKey>,
+    flows: Vec<FlowState>,
+    /// Every pending copy in arrival order, to leave the window: (at, flow, tap, uid).
+    expiry: VecDeque<(i64, u32, u8, u64)>,
+    next_uid: u64,
+    events: Vec<BetweenEvent>,
+}
+
+fn as_i64(t: u64) -> i64 {
+    i64::try_from(t).unwrap_or(i64::MAX)
+}
+
+impl Matcher {
+    /// `estimate_ns`: the offset (second tap's clock minus the first's) the packets are merged
+    /// with; `window_ns`: how long a copy waits for its match.
+    #[must_use]
+    pub fn new(estimate_ns: i64, window_ns: u64) -> Matcher {
+        Matcher {
+            window_ns: as_i64(window_ns),
+            estimate_ns,
+            index: FxHashMap::default(),
+            keys: Vec::new(),
+            flows: Vec::new(),
+            expiry: VecDeque::new(),
+            next_uid: 0,
+            events: Vec::new(),
+        }
+    }
+
+    /// A packet's time on the first tap's clock.
+    #[must_use]
+    pub fn merged_time(&self, tap: u8, time_ns: u64) -> i64 {
+        if tap == 0 {
+            as_i64(time_ns)
+        } else {
+            as_i64(time_ns).saturating_sub(self.estimate_ns)
+        }
+    }
+
+    /// Set a flow's upstream tap before its packets come (the driver's estimate saw it).
+    pub fn set_upstream(&mut self, key: FlowKey, tap: u8) {
+        let id = self.flow_id(key);
+        self.flows[id as usize].upstream = Some(tap & 1);
+    }
+
+    fn flow_id(&mut self, key: FlowKey) -> u32 {
+        if let Some(&id) = self.index.get(&key) {
+            return id;
+        }
+        let id = u32::try_from(self.flows.len()).unwrap_or(u32::MAX);
+        self.index.insert(key, id);
+        self.keys.push(key);
+        self.flows.push(FlowState::default());
+        id
+    }
+
+    /// One packet of one tap, in merged time order.
+    pub fn sighting(&mut self, s: &Sighting) {
+        let tap = s.tap & 1;
+        let at = self.merged_time(tap, s.time_ns);
+        self.expire(at.saturating_sub(self.window_ns));
+        let id = self.flow_id(s.key);
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        let f = &mut self.flows[id as usize];
+        let seq = f.packets[usize::from(tap)];
+        f.packets[usize::from(tap)] += 1;
+        let p = Pending {
+            uid,
+            frame: s.frame,
+            at,
+            raw: s.time_ns,
+            opcode: s.opcode,
+            psn: s.psn,
+            icrc: s.icrc,
+            ce: s.ce,
+            seq,
+        };
+        let other = 1 - tap;
+        let q = &f.pending[usize::from(other)];
+        let same = |c: &Pending| c.opcode == p.opcode && c.psn == p.psn;
+        let found = match f.upstream {
+            // an upstream copy waited for: the latest one (a resend, not the dropped original)
+            Some(up) if up == other => q.iter().rposition(same),
+            // a downstream copy came first (jitter), or the direction is not known: in order
+            _ => q.iter().position(same),
+        };
+        match found {
+            Some(i) => {
+                let single = q.iter().filter(|c| same(c)).count() == 1
+                    && !f.pending[usize::from(tap)].iter().any(same);
+                let mate = f.pending[usize::from(other)].remove(i);
+                if let Some(mate) = mate {
+                    let (a, b) = if tap == 0 { (p, mate) } else { (mate, p) };
+                    self.matched(id, a, b, single);
+                }
+            }
+            None => {
+                f.pending[usize::from(tap)].push_back(p);
+                self.expiry.push_back((at, id, tap, uid));
+            }
+        }
+    }
+
+    /// A pair: `a` from the first tap, `b` from the second.
+    fn matched(&mut self, id: u32, a: Pending, b: Pending, single: bool) {
+        let est = self.estimate_ns;
+        let f = &mut self.flows[id as usize];
+        let d = as_i64(b.raw).saturating_sub(as_i64(a.raw));
+        if single {
+            f.d_min = Some(f.d_min.map_or(d, |m| m.min(d)));
+            f.d_max = Some(f.d_max.map_or(d, |m| m.max(d)));
+            f.d_median.sample(d.saturating_sub(est));
+        }
+        f.counts.matched += 1;
+        // a first match tells the direction: the copy that came first is upstream
+        let up = *f.upstream.get_or_insert(u8::from(b.at < a.at));
+        let (u, w) = if up == 0 { (a, b) } else { (b, a) };
+        self.judge(id, up, &u, &w, d);
+    }
+
+    /// The checks of a matched pair once the direction is known: upstream copy `u`,
+    /// downstream `w`.
+    fn judge(&mut self, id: u32, up: u8, u: &Pending, w: &Pending, d: i64) {
+        let est = self.estimate_ns;
+        let f = &mut self.flows[id as usize];
+        let oriented = if up == 0 {
+            d.saturating_sub(est)
+        } else {
+            est.saturating_sub(d)
+        };
+        f.delay.sample(oriented);
+        let frames = if up == 0 {
+            [Some(u.frame), Some(w.frame)]
+        } else {
+            [Some(w.frame), Some(u.frame)]
+        };
+        let time_ns = u.at.min(w.at);
+        if u.icrc == Some(true) && w.icrc == Some(false) {
+            f.counts.corrupted += 1;
+            self.events.push(BetweenEvent {
+                kind: Kind::CorruptedBetween,
+                flow: id,
+                opcode: u.opcode,
+                psn: u.psn,
+                frames,
+                time_ns,
+            });
+        }
+        let f = &mut self.flows[id as usize];
+        if !u.ce && w.ce {
+            f.counts.ecn_marked += 1;
+        }
+        match f.max_up_seq {
+            Some(m) if u.seq < m => {
+                f.counts.reordered += 1;
+                self.events.push(BetweenEvent {
+                    kind: Kind::ReorderedBetween,
+                    flow: id,
+                    opcode: u.opcode,
+                    psn: u.psn,
+                    frames,
+                    time_ns,
+                });
+            }
+            _ => f.max_up_seq = Some(u.seq),
+        }
+    }
+
+    /// Copies that waited since before `before`: dropped (upstream) or appeared (downstream).
+    fn expire(&mut self, before: i64) {
+        while let Some(&(at, id, tap, uid)) = self.expiry.front() {
+            if at >= before {
+                break;
+            }
+            self.expiry.pop_front();
+            let q = &mut self.flows[id as usize].pending[usize::from(tap)];
+            let Some(i) = q.iter().position(|p| p.uid == uid) else {
+                continue; // matched since
+            };
+            let Some(p) = q.remove(i) else { continue };
+            self.left_unmatched(id, tap, &p);
+        }
+    }
+
+    fn left_unmatched(&mut self, id: u32, tap: u8, p: &Pending) {
+        let f = &mut self.flows[id as usize];
+        match f.upstream {
+            None => f.unresolved[usize::from(tap)] += 1,
+            Some(up) if up == tap => {
+                f.counts.dropped += 1;
+                let mut frames = [None, None];
+                frames[usize::from(tap)] = Some(p.frame);
+                self.events.push(BetweenEvent {
+                    kind: Kind::DroppedBetween,
+                    flow: id,
+                    opcode: p.opcode,
+                    psn: p.psn,
+                    frames,
+                    time_ns: p.at,
+                });
+            }
+            Some(_) => f.counts.appeared += 1,
+        }
+    }
+
+    /// Every copy still waiting leaves the window; the offsets of `connections` (pairs of flow
+    /// keys, either order) and of the capture; each flow's delays with its offset removed.
+    #[must_use]
+    pub fn finish(mut self, connections: &[(FlowKey, FlowKey)]) -> Between {
+        self.expire(i64::MAX);
+        for f in &mut self.flows {
+            if let Some(up) = f.upstream {
+                let [u0, u1] = std::mem::take(&mut f.unresolved);
+                let (lost, extra) = if up == 0 { (u0, u1) } else { (u1, u0) };
+                f.counts.dropped += lost;
+                f.counts.appeared += extra;
+            }
+        }
+        let mut offsets = Vec::new();
+        let mut flow_offset: Vec<Option<i64>> = vec![None; self.flows.len()];
+        for (a, b) in connections {
+            let (Some(&ia), Some(&ib)) = (self.index.get(a), self.index.get(b)) else {
+                continue;
+            };
+            let (fa, fb) = (&self.flows[ia as usize], &self.flows[ib as usize]);
+            let (Some(ma), Some(mb)) = (fa.d_median.percentile(50), fb.d_median.percentile(50))
+            else {
+                continue;
+            };
+            // the flow with the larger median difference goes from the first tap to the second
+            let (fwd, bwd) = if ma >= mb { (ia, ib) } else { (ib, ia) };
+            let (Some(lo), Some(hi)) = (
+                self.flows[fwd as usize].d_min,
+                self.flows[bwd as usize].d_max,
+            ) else {
+                continue;
+            };
+            let offset = lo + (hi - lo) / 2;
+            flow_offset[fwd as usize] = Some(offset);
+            flow_offset[bwd as usize] = Some(offset);
+            offsets.push(ConnectionOffset {
+                forward: fwd,
+                backward: bwd,
+                offset_ns: offset,
+            });
+        }
+        let offset_ns = {
+            let mut v: Vec<i64> = offsets.iter().map(|c| c.offset_ns).collect();
+            v.sort_unstable();
+            v.get((v.len().max(1) - 1) / 2).copied()
+        };
+        let est = self.estimate_ns;
+        let flows = self
+            .flows
+            .iter()
+            .zip(&self.keys)
+            .zip(flow_offset)
+            .map(|((f, &key), own)| {
+                let n = f.delay.count();
+                let delay = match (f.upstream, own.or(offset_ns)) {
+                    (Some(up), Some(off)) => {
+                        // oriented sample s = ±(d − est); delay = ±(d − off) = s ∓ (off − est)
+                        let shift = if up == 0 { off - est } else { est - off };
+                        Delays {
+                            samples: n,
+                            p50: f.delay.percentile(50).map(|v| v - shift),
+                            p99: f.delay.percentile(99).map(|v| v - shift),
+                            max: f.delay.max.map(|v| v - shift),
+                        }
+                    }
+                    // no offset: relative to the flow's smallest
+                    (Some(_), None) => {
+                        let lo = f.delay.min.unwrap_or(0);
+                        Delays {
+                            samples: n,
+                            p50: f.delay.percentile(50).map(|v| v - lo),
+                            p99: f.delay.percentile(99).map(|v| v - lo),
+                            max: f.delay.max.map(|v| v - lo),
+                        }
+                    }
+                    (None, _) => Delays::default(),
+                };
+                FlowBetween {
+                    key,
+                    upstream: f.upstream,
+                    packets: f.packets,
+                    counts: f.counts,
+                    delay,
+                }
+            })
+            .collect();
+        let mut events = self.events;
+        events.sort_by_key(|e| e.time_ns);
+        Between {
+            flows,
+            events,
+            connections: offsets,
+            offset_ns,
+            estimate_ns: est,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{IpAddr, Ipv4Addr};
+
+    use super::*;
+    use crate::replay::Addr;
+
+    fn key(src: u8, dst: u8, qp: u32) -> FlowKey {
+        let ip = |x| Addr::Ip(IpAddr::V4(Ipv4Addr::new(10, 0, 0, x)));
+        FlowKey {
+            src: ip(src),
+            dst: ip(dst),
+            dest_qp: qp,
+        }
+    }
+
+    fn s(tap: u8, frame: u64, t: u64, k: FlowKey, psn: u32) -> Sighting {
+        Sighting {
+            tap,
+            frame,
+            time_ns: t,
+            key: k,
+            opcode: 0x0A,
+            psn,
+            icrc: Some(true),
+            ce: false,
+        }
+    }
+
+    /// Feed sightings merged by their time on the first tap's clock.
+    fn run(m: &mut Matcher, mut all: Vec<Sighting>) {
+        all.sort_by_key(|x| m.merged_time(x.tap, x.time_ns));
+        for x in &all {
+            m.sighting(x);
+        }
+    }
+
+    #[test]
+    fn a_drop_a_resend_a_corruption_a_mark_and_a_reorder() {
+        let fwd = key(1, 2, 0x11);
+        let off = 1_000_000_000; // the second tap's clock runs 1 s ahead
+        let delay = 3_000;
+        let mut m = Matcher::new(off, 1_000_000);
+        let mut all = Vec::new();
+        // upstream (tap 0): PSNs 0..8, then 3 resent; 3's original dropped between
+        for (i, psn) in [0, 1, 2, 3, 4, 5, 6, 7, 3].into_iter().enumerate() {
+            let t = 10_000 * (i as u64 + 1);
+            all.push(s(0, i as u64 + 1, t, fwd, psn));
+        }
+        // downstream (tap 1): 0 1 2 5 4 6 7 3 (4 held back behind 5), 6 corrupted, 7 marked
+        let mut n = 0;
+        for (psn, up_i) in [
+            (0, 0u64),
+            (1, 1),
+            (2, 2),
+            (5, 5),
+            (4, 4),
+            (6, 6),
+            (7, 7),
+            (3, 8),
+        ] {
+            n += 1;
+            let mut t = 10_000 * (up_i + 1) + delay + off as u64;
+            if psn == 4 {
+                t += 15_000; // after 5
+            }
+            let mut x = s(1, n, t, fwd, psn);
+            x.icrc = Some(psn != 6);
+            x.ce = psn == 7;
+            all.push(x);
+        }
+        run(&mut m, all);
+        let b = m.finish(&[]);
+        let f = &b.flows[0];
+        assert_eq!(f.upstream, Some(0));
+        assert_eq!(
+            f.counts,
+            Counts {
+                matched: 8,
+                dropped: 1,
+                corrupted: 1,
+                appeared: 0,
+                reordered: 1,
+                ecn_marked: 1,
+            }
+        );
+        let kinds: Vec<_> = b.events.iter().map(|e| (e.kind, e.psn, e.frames)).collect();
+        assert!(
+            kinds.contains(&(Kind::DroppedBetween, 3, [Some(4), None])),
+            "{kinds:?}"
+        );
+        assert!(kinds.contains(&(Kind::CorruptedBetween, 6, [Some(7), Some(6)])));
+        assert!(kinds.contains(&(Kind::ReorderedBetween, 4, [Some(5), Some(5)])));
+    }
+
+    #[test]
+    fn the_offset_is_the_midpoint_and_delays_lose_it() {
+        let fwd = key(1, 2, 0x11);
+        let bwd = key(2, 1, 0x22);
+        let off: i64 = -700_000_000;
+        let mut m = Matcher::new(off + 5_000, 1_000_000); // an estimate 5 µs out
+        // more than the delays: the directions come from the estimate's medians, as the driver
+        // sets them
+        m.set_upstream(fwd, 0);
+        m.set_upstream(bwd, 1);
+        let mut all = Vec::new();
+        for i in 0..100u64 {
+            let t = 2_000_000_000 + i * 20_000;
+            // requests take 2–4 µs from tap 0 to tap 1, ACKs 2–3 µs back
+            all.push(s(0, 2 * i + 1, t, fwd, i as u32));
+            all.push(s(
+                1,
+                2 * i + 1,
+                (t as i64 + off) as u64 + 2_000 + (i % 3) * 1_000,
+                fwd,
+                i as u32,
+            ));
+            let back = t + 10_000;
+            all.push(s(1, 2 * i + 2, (back as i64 + off) as u64, bwd, i as u32));
+            all.push(s(
+                0,
+                2 * i + 2,
+                back + 2_000 + (i % 2) * 1_000,
+                bwd,
+                i as u32,
+            ));
+        }
+        run(&mut m, all);
+        let b = m.finish(&[(fwd, bwd)]);
+        assert_eq!(b.offset_ns, Some(off));
+        assert_eq!(b.connections.len(), 1);
+        let (f, g) = (&b.flows[0], &b.flows[1]);
+        assert_eq!((f.upstream, g.upstream), (Some(0), Some(1)));
+        assert_eq!(f.counts.matched, 100);
+        assert_eq!(
+            (f.delay.samples, f.delay.p50, f.delay.max),
+            (100, Some(3_000), Some(4_000))
+        );
+        assert_eq!((g.delay.p50, g.delay.max), (Some(2_000), Some(3_000)));
+    }
+
+    #[test]
+    fn duplicates_appear_and_flows_of_one_tap_stay_unmatched() {
+        let fwd = key(1, 2, 0x11);
+        let lone = key(3, 4, 0x33);
+        let mut m = Matcher::new(0, 100_000);
+        let mut all = Vec::new();
+        for i in 0..20u64 {
+            all.push(s(0, i + 1, i * 1000, fwd, i as u32));
+            all.push(s(1, i + 1, i * 1000 + 500, fwd, i as u32));
+            all.push(s(0, 100 + i, i * 1000 + 10, lone, i as u32));
+        }
+        all.push(s(1, 50, 9_600, fwd, 9)); // duplicated between the taps
+        run(&mut m, all);
+        let b = m.finish(&[]);
+        let f = b.flows.iter().find(|f| f.key == fwd).unwrap();
+        assert_eq!(
+            (f.counts.matched, f.counts.appeared, f.counts.dropped),
+            (20, 1, 0)
+        );
+        // no offset: delays relative to the smallest
+        assert_eq!(b.offset_ns, None);
+        assert_eq!(f.delay.p50, Some(0));
+        let l = b.flows.iter().find(|f| f.key == lone).unwrap();
+        assert_eq!(
+            (l.upstream, l.packets, l.counts.matched),
+            (None, [20, 0], 0)
+        );
+    }
+}

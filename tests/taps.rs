@@ -1,0 +1,237 @@
+//! `analyze --tap` (interfaces.md §6.8) against the generator's truth: every scenario of
+//! `generator/scenarios/` captured at both points (seeds 1, 2, 3, 7, 42; clocks ±1 s apart and
+//! 1 µs of jitter on some), both taps written and analyzed as a user would. Each tap's report
+//! equals its own truth, and per flow `between_taps` equals the truth of what happened between
+//! the taps: counts exactly, delays within 2 µs. Then the ways `--tap` can be misused.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rocescope::analyze::AnalyzeConfig;
+use rocescope::analyze::taps;
+use rocescope::config::AnalyzeFormat;
+use rocescope::generate::{GenerateConfig, run};
+use rocescope_generator::Scenario;
+use serde_json::Value;
+
+mod common;
+use common::{check, find};
+
+/// Delays may differ from the truth by the clock estimate's error and the jitter.
+const DELAY_TOLERANCE_NS: i64 = 2_000;
+
+/// `text` with `[capture] point = "both"` and the given clock offset and jitter.
+fn both(text: &str, offset_ns: i64, jitter_ns: u64) -> String {
+    let settings =
+        format!("point = \"both\"\nclock_offset_ns = {offset_ns}\njitter_ns = {jitter_ns}\n");
+    match text.find("[capture]") {
+        Some(at) => {
+            let (head, tail) = text.split_at(at + "[capture]".len());
+            // the table's own `point`, if it has one, is replaced
+            let tail: String = tail
+                .lines()
+                .scan(true, |in_table, line| {
+                    if line.trim_start().starts_with('[') {
+                        *in_table = false;
+                    }
+                    Some(if *in_table && line.trim_start().starts_with("point") {
+                        String::new()
+                    } else {
+                        format!("{line}\n")
+                    })
+                })
+                .collect();
+            format!("{head}\n{settings}{tail}")
+        }
+        None => format!("{text}\n[capture]\n{settings}"),
+    }
+}
+
+/// Generate `text` at both points into `dir`; analyze the two taps; (report, truth).
+fn run_both(dir: &Path, text: &str, seed: u64) -> (Value, Value) {
+    let scenario_path = dir.join("both.toml");
+    std::fs::write(&scenario_path, text).unwrap();
+    let scenario = Scenario::from_toml(text, "both.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let truth_path = dir.join("truth.json");
+    let cfg = GenerateConfig {
+        scenario: scenario_path,
+        output: dir.join("cap.pcap"),
+        second_output: None,
+        seed,
+        truth: Some(truth_path.clone()),
+    };
+    run(&cfg).unwrap();
+    let mut a = AnalyzeConfig::new(Vec::new());
+    a.taps = vec![dir.join("cap.tx.pcap"), dir.join("cap.rx.pcap")];
+    a.format = AnalyzeFormat::Json;
+    a.link_bps = scenario.link_bps;
+    let (replays, between) = taps::analyze(&a).unwrap();
+    let mut out = Vec::new();
+    taps::write_report(&a, &replays, &between, &mut out).unwrap();
+    let truth = serde_json::from_slice(&std::fs::read(truth_path).unwrap()).unwrap();
+    (serde_json::from_slice(&out).unwrap(), truth)
+}
+
+fn check_between(name: &str, got: &Value, truth: &Value, diffs: &mut Vec<String>) {
+    for (i, tap_truth) in truth["taps"].as_array().unwrap().iter().enumerate() {
+        check(
+            &format!("{name}.taps[{i}]"),
+            &got["taps"][i],
+            tap_truth,
+            diffs,
+        );
+    }
+    let flows = got["flows"].as_array().unwrap();
+    for tf in truth["flows"].as_array().unwrap() {
+        let at = format!(
+            "{name}.flow[{} > {} qp {}]",
+            tf["src"], tf["dst"], tf["destqp"]
+        );
+        let Some(gf) = find(flows, tf, &["src", "dst", "destqp"]) else {
+            diffs.push(format!("{at}: not found"));
+            continue;
+        };
+        if gf["upstream"] != tf["upstream"] {
+            diffs.push(format!(
+                "{at}.upstream: truth {}, analyze {}",
+                tf["upstream"], gf["upstream"]
+            ));
+        }
+        let (t, g) = (&tf["between_taps"], &gf["between_taps"]);
+        for k in [
+            "matched",
+            "dropped",
+            "corrupted",
+            "appeared",
+            "reordered",
+            "ecn_marked",
+        ] {
+            if t[k] != g[k] {
+                diffs.push(format!("{at}.{k}: truth {}, analyze {}", t[k], g[k]));
+            }
+        }
+        let (td, gd) = (&t["delay_ns"], &g["delay_ns"]);
+        if td["samples"] != gd["samples"] {
+            diffs.push(format!(
+                "{at}.delay_ns.samples: truth {}, analyze {}",
+                td["samples"], gd["samples"]
+            ));
+        }
+        for k in ["p50", "p99", "max"] {
+            let close = match (td[k].as_i64(), gd[k].as_i64()) {
+                (Some(a), Some(b)) => (a - b).abs() <= DELAY_TOLERANCE_NS,
+                (None, None) => true,
+                _ => false,
+            };
+            if !close {
+                diffs.push(format!(
+                    "{at}.delay_ns.{k}: truth {}, analyze {}",
+                    td[k], gd[k]
+                ));
+            }
+        }
+    }
+}
+
+fn scenarios() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("generator/scenarios");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    paths
+}
+
+#[test]
+fn every_scenario_at_both_points_matches_its_truth() {
+    let mut diffs = Vec::new();
+    let dir = tempfile::tempdir().unwrap();
+    for path in scenarios() {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // (seed, clock offset of the receiver side, jitter)
+        for (seed, offset, jitter) in [
+            (1, 0, 0),
+            (2, 1_000_000_000, 1_000),
+            (3, -1_000_000_000, 1_000),
+            (7, 250_000, 0),
+            (42, -1_000_000_000, 0),
+        ] {
+            let (got, truth) = run_both(dir.path(), &both(&text, offset, jitter), seed);
+            check_between(&format!("{name}#{seed}"), &got, &truth, &mut diffs);
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{} differences:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+}
+
+fn rocescope(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn misuse_is_one_line_or_said_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cap = |n: &str| root.join("captures").join(n).display().to_string();
+    // one tap, three taps: one line, exit 2
+    for taps in [vec![cap("mixed.pcap")], vec![cap("mixed.pcap"); 3]] {
+        let mut args = vec!["analyze"];
+        for t in &taps {
+            args.extend(["--tap", t.as_str()]);
+        }
+        let out = rocescope(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("two captures"), "{err}");
+    }
+    // no flow in common (and different link types: Ethernet against native IB in ERF)
+    for other in ["ud.pcap", "ib_fabric.pcap"] {
+        let out = rocescope(&[
+            "analyze",
+            "--tap",
+            &cap("mixed.pcap"),
+            "--tap",
+            &cap(other),
+            "-f",
+            "json",
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains("no packet of one is in the other"), "{err}");
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let flows = report["flows"].as_array().unwrap();
+        assert!(!flows.is_empty());
+        assert!(
+            flows
+                .iter()
+                .all(|f| f["upstream"].is_null() && f["between_taps"]["matched"] == 0)
+        );
+        assert_eq!(report["clock"]["source"], "none");
+        assert_eq!(report["capture"].as_array().unwrap().len(), 2);
+    }
+    // a tap that is not a capture
+    let junk = dir.path().join("junk.pcap");
+    std::fs::write(&junk, b"not a capture").unwrap();
+    let out = rocescope(&[
+        "analyze",
+        "--tap",
+        &cap("mixed.pcap"),
+        "--tap",
+        &junk.display().to_string(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("junk.pcap"), "{err}");
+}
