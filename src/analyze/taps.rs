@@ -31,11 +31,19 @@ use crate::replay::{self, FlowKey, Observer, PacketEvent, Replay};
 use crate::source::{self, Threads};
 
 /// RoCE packets of each tap read for the first estimate of the clock offset.
-pub const ESTIMATE_PACKETS: usize = 65_536;
+pub const ESTIMATE_PACKETS: usize = 8192;
 
 /// Sightings a tap's thread hands over at a time, and batches in flight per tap.
 const BATCH: usize = 4096;
 const BATCHES_IN_FLIGHT: usize = 4;
+
+/// A tap's packets on their way to the matcher, with the keys of the flows they are the first
+/// of (a sighting names its flow by the tap's index).
+#[derive(Default)]
+struct Batch {
+    flows: Vec<(u32, FlowKey)>,
+    sightings: Vec<Sighting>,
+}
 
 /// What `analyze --tap` produced.
 #[derive(Debug)]
@@ -111,7 +119,7 @@ pub fn analyze(cfg: &AnalyzeConfig) -> anyhow::Result<(Vec<Replay>, Between)> {
         let mut rx = Vec::new();
         let mut handles = Vec::new();
         for (i, path) in [a, b].into_iter().enumerate() {
-            let (tx, r) = sync_channel::<Vec<Sighting>>(BATCHES_IN_FLIGHT);
+            let (tx, r) = sync_channel::<Batch>(BATCHES_IN_FLIGHT);
             rx.push(r);
             let engine = engine.clone();
             let tap = u8::try_from(i).unwrap_or(0);
@@ -143,20 +151,36 @@ fn replay_tap(
     path: &Path,
     tap: u8,
     engine: &replay::EngineConfig,
-    tx: &SyncSender<Vec<Sighting>>,
+    tx: &SyncSender<Batch>,
 ) -> anyhow::Result<Replay> {
     struct Hand<'a> {
         tap: u8,
-        batch: Vec<Sighting>,
-        tx: &'a SyncSender<Vec<Sighting>>,
+        batch: Batch,
+        /// The replay's flows whose keys went out already.
+        named: Vec<bool>,
+        tx: &'a SyncSender<Batch>,
         /// The matcher stopped taking batches (it never does before the end; kept quiet).
         gone: bool,
     }
     impl Observer for Hand<'_> {
-        fn packet(&mut self, _flow: u32, p: &PacketEvent) {
-            self.batch.push(Sighting::new(self.tap, p));
-            if self.batch.len() >= BATCH && !self.gone {
-                let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        fn packet(&mut self, flow: u32, p: &PacketEvent) {
+            let at = flow as usize;
+            if !self.named.get(at).copied().unwrap_or(false) {
+                if self.named.len() <= at {
+                    self.named.resize(at + 1, false);
+                }
+                self.named[at] = true;
+                self.batch.flows.push((flow, p.key));
+            }
+            self.batch.sightings.push(Sighting::new(self.tap, flow, p));
+            if self.batch.sightings.len() >= BATCH && !self.gone {
+                let full = std::mem::replace(
+                    &mut self.batch,
+                    Batch {
+                        flows: Vec::new(),
+                        sightings: Vec::with_capacity(BATCH),
+                    },
+                );
                 self.gone = self.tx.send(full).is_err();
             }
         }
@@ -165,12 +189,13 @@ fn replay_tap(
         capture::open_all(&[path.to_path_buf()]).with_context(|| path.display().to_string())?;
     let mut hand = Hand {
         tap,
-        batch: Vec::with_capacity(BATCH),
+        batch: Batch::default(),
+        named: Vec::new(),
         tx,
         gone: false,
     };
     let replayed = replay::run_with(&mut source, engine, Some(None), &mut hand);
-    if !hand.batch.is_empty() && !hand.gone {
+    if !hand.batch.sightings.is_empty() && !hand.gone {
         let _ = tx.send(std::mem::take(&mut hand.batch));
     }
     match replayed.error {
@@ -180,20 +205,27 @@ fn replay_tap(
 }
 
 /// Both taps' sightings into the matcher, in merged time order.
-fn merge(m: &mut Matcher, rx: [Receiver<Vec<Sighting>>; 2]) {
+fn merge(m: &mut Matcher, rx: [Receiver<Batch>; 2]) {
     let mut batches: [std::vec::IntoIter<Sighting>; 2] =
         [Vec::new().into_iter(), Vec::new().into_iter()];
     let mut next: [Option<Sighting>; 2] = [None, None];
-    let refill = |i: usize, batches: &mut [std::vec::IntoIter<Sighting>; 2]| -> Option<Sighting> {
+    let refill = |i: usize,
+                  batches: &mut [std::vec::IntoIter<Sighting>; 2],
+                  m: &mut Matcher|
+     -> Option<Sighting> {
         loop {
             if let Some(s) = batches[i].next() {
                 return Some(s);
             }
-            batches[i] = rx[i].recv().ok()?.into_iter();
+            let batch = rx[i].recv().ok()?;
+            for (flow, key) in batch.flows {
+                m.flow(u8::try_from(i).unwrap_or(1), flow, key);
+            }
+            batches[i] = batch.sightings.into_iter();
         }
     };
-    next[0] = refill(0, &mut batches);
-    next[1] = refill(1, &mut batches);
+    next[0] = refill(0, &mut batches, m);
+    next[1] = refill(1, &mut batches, m);
     loop {
         let pick = match (&next[0], &next[1]) {
             (Some(a), Some(b)) => {
@@ -206,7 +238,7 @@ fn merge(m: &mut Matcher, rx: [Receiver<Vec<Sighting>>; 2]) {
         if let Some(s) = next[pick].take() {
             m.sighting(&s);
         }
-        next[pick] = refill(pick, &mut batches);
+        next[pick] = refill(pick, &mut batches, m);
     }
 }
 

@@ -37,23 +37,25 @@ pub struct Sighting {
     pub frame: u64,
     /// On the tap's own clock.
     pub time_ns: u64,
-    pub key: FlowKey,
     pub opcode: u8,
     pub psn: u32,
     /// `Some(valid)` where the ICRC could be verified.
     pub icrc: Option<bool>,
     /// IP ECN was CE.
     pub ce: bool,
+    /// The flow's index in its tap's replay, named once by [`Matcher::flow`] (a sighting
+    /// stays small, and finding its flow costs no hashing of a key).
+    pub tap_flow: u32,
 }
 
 impl Sighting {
     #[must_use]
-    pub fn new(tap: u8, ev: &PacketEvent) -> Sighting {
+    pub fn new(tap: u8, tap_flow: u32, ev: &PacketEvent) -> Sighting {
         Sighting {
+            tap_flow,
             tap,
             frame: ev.frame,
             time_ns: ev.time_ns,
-            key: ev.key,
             opcode: ev.opcode.0,
             psn: ev.psn.value(),
             icrc: match ev.icrc {
@@ -184,7 +186,6 @@ impl SignedSketch {
 /// A copy not matched yet.
 #[derive(Debug, Clone, Copy)]
 struct Pending {
-    uid: u64,
     frame: u64,
     /// On the first tap's clock (the estimate applied).
     at: i64,
@@ -202,6 +203,8 @@ struct Pending {
 struct FlowState {
     upstream: Option<u8>,
     pending: [VecDeque<Pending>; 2],
+    /// In [`Matcher::waiting`].
+    listed: bool,
     packets: [u64; 2],
     counts: Counts,
     /// Copies that left the window before the direction was known.
@@ -222,11 +225,17 @@ pub struct Matcher {
     window_ns: i64,
     estimate_ns: i64,
     index: FxHashMap<FlowKey, u32>,
+    /// Per tap: the matcher's flow of each of the tap's flow indices (`u32::MAX`: not yet).
+    by_tap_flow: [Vec<u32>; 2],
     keys: Vec<FlowKey>,
     flows: Vec<FlowState>,
-    /// Every pending copy in arrival order, to leave the window: (at, flow, tap, uid).
-    expiry: VecDeque<(i64, u32, u8, u64)>,
-    next_uid: u64,
+    /// Flows with copies waiting (each once: [`FlowState::listed`]), swept for those that
+    /// waited longer than the window every sixteenth of it.
+    waiting: Vec<u32>,
+    /// When the last sweep ran (merged time).
+    swept_at: i64,
+    /// Copies that left the window in a sweep (kept to reuse its room).
+    leaving: Vec<(u32, u8, Pending)>,
     events: Vec<BetweenEvent>,
 }
 
@@ -243,10 +252,12 @@ impl Matcher {
             window_ns: as_i64(window_ns),
             estimate_ns,
             index: FxHashMap::default(),
+            by_tap_flow: [Vec::new(), Vec::new()],
             keys: Vec::new(),
             flows: Vec::new(),
-            expiry: VecDeque::new(),
-            next_uid: 0,
+            waiting: Vec::new(),
+            swept_at: i64::MIN,
+            leaving: Vec::new(),
             events: Vec::new(),
         }
     }
@@ -267,6 +278,17 @@ impl Matcher {
         self.flows[id as usize].upstream = Some(tap & 1);
     }
 
+    /// Flow `tap_flow` of tap `tap` is `key` (before its first sighting).
+    pub fn flow(&mut self, tap: u8, tap_flow: u32, key: FlowKey) {
+        let id = self.flow_id(key);
+        let known = &mut self.by_tap_flow[usize::from(tap & 1)];
+        let at = tap_flow as usize;
+        if known.len() <= at {
+            known.resize(at + 1, u32::MAX);
+        }
+        known[at] = id;
+    }
+
     fn flow_id(&mut self, key: FlowKey) -> u32 {
         if let Some(&id) = self.index.get(&key) {
             return id;
@@ -282,15 +304,20 @@ impl Matcher {
     pub fn sighting(&mut self, s: &Sighting) {
         let tap = s.tap & 1;
         let at = self.merged_time(tap, s.time_ns);
-        self.expire(at.saturating_sub(self.window_ns));
-        let id = self.flow_id(s.key);
-        let uid = self.next_uid;
-        self.next_uid += 1;
+        if self.swept_at == i64::MIN {
+            self.swept_at = at;
+        } else if at.saturating_sub(self.swept_at) >= (self.window_ns / 16).max(1) {
+            self.swept_at = at;
+            self.expire(at.saturating_sub(self.window_ns));
+        }
+        let id = match self.by_tap_flow[usize::from(tap)].get(s.tap_flow as usize) {
+            Some(&id) if id != u32::MAX => id,
+            _ => return, // a flow never named: nothing to match it with
+        };
         let f = &mut self.flows[id as usize];
         let seq = f.packets[usize::from(tap)];
         f.packets[usize::from(tap)] += 1;
         let p = Pending {
-            uid,
             frame: s.frame,
             at,
             raw: s.time_ns,
@@ -321,7 +348,10 @@ impl Matcher {
             }
             None => {
                 f.pending[usize::from(tap)].push_back(p);
-                self.expiry.push_back((at, id, tap, uid));
+                if !f.listed {
+                    f.listed = true;
+                    self.waiting.push(id);
+                }
             }
         }
     }
@@ -393,18 +423,26 @@ impl Matcher {
 
     /// Copies that waited since before `before`: dropped (upstream) or appeared (downstream).
     fn expire(&mut self, before: i64) {
-        while let Some(&(at, id, tap, uid)) = self.expiry.front() {
-            if at >= before {
-                break;
+        let mut leaving = std::mem::take(&mut self.leaving);
+        let flows = &mut self.flows;
+        self.waiting.retain(|&id| {
+            let f = &mut flows[id as usize];
+            for tap in 0..2u8 {
+                let q = &mut f.pending[usize::from(tap)];
+                // a queue is in arrival order: the old copies are at its front
+                while q.front().is_some_and(|p| p.at < before) {
+                    if let Some(p) = q.pop_front() {
+                        leaving.push((id, tap, p));
+                    }
+                }
             }
-            self.expiry.pop_front();
-            let q = &mut self.flows[id as usize].pending[usize::from(tap)];
-            let Some(i) = q.iter().position(|p| p.uid == uid) else {
-                continue; // matched since
-            };
-            let Some(p) = q.remove(i) else { continue };
+            f.listed = f.pending.iter().any(|q| !q.is_empty());
+            f.listed
+        });
+        for (id, tap, p) in leaving.drain(..) {
             self.left_unmatched(id, tap, &p);
         }
+        self.leaving = leaving;
     }
 
     fn left_unmatched(&mut self, id: u32, tap: u8, p: &Pending) {
@@ -547,16 +585,21 @@ mod tests {
             tap,
             frame,
             time_ns: t,
-            key: k,
             opcode: 0x0A,
             psn,
             icrc: Some(true),
             ce: false,
+            tap_flow: k.dest_qp,
         }
     }
 
-    /// Feed sightings merged by their time on the first tap's clock.
-    fn run(m: &mut Matcher, mut all: Vec<Sighting>) {
+    /// Feed sightings merged by their time on the first tap's clock (each test flow's index
+    /// in both taps is its QPN).
+    fn run(m: &mut Matcher, keys: &[FlowKey], mut all: Vec<Sighting>) {
+        for &k in keys {
+            m.flow(0, k.dest_qp, k);
+            m.flow(1, k.dest_qp, k);
+        }
         all.sort_by_key(|x| m.merged_time(x.tap, x.time_ns));
         for x in &all {
             m.sighting(x);
@@ -597,7 +640,7 @@ mod tests {
             x.ce = psn == 7;
             all.push(x);
         }
-        run(&mut m, all);
+        run(&mut m, &[fwd], all);
         let b = m.finish(&[]);
         let f = &b.flows[0];
         assert_eq!(f.upstream, Some(0));
@@ -653,7 +696,7 @@ mod tests {
                 i as u32,
             ));
         }
-        run(&mut m, all);
+        run(&mut m, &[fwd, bwd], all);
         let b = m.finish(&[(fwd, bwd)]);
         assert_eq!(b.offset_ns, Some(off));
         assert_eq!(b.connections.len(), 1);
@@ -679,7 +722,7 @@ mod tests {
             all.push(s(0, 100 + i, i * 1000 + 10, lone, i as u32));
         }
         all.push(s(1, 50, 9_600, fwd, 9)); // duplicated between the taps
-        run(&mut m, all);
+        run(&mut m, &[fwd, lone], all);
         let b = m.finish(&[]);
         let f = b.flows.iter().find(|f| f.key == fwd).unwrap();
         assert_eq!(
