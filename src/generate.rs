@@ -95,7 +95,12 @@ pub fn two_tap_truth(tx: &Generator<'_>, rx: &Generator<'_>) -> TwoTapTruth {
     TwoTapTruth {
         version: 1,
         taps: [tx.truth(), rx.truth()],
-        flows: between(tx.flow_keys(), tx.tap_log(), rx.tap_log()),
+        flows: between(
+            tx.flow_keys(),
+            &[tx.peers(), rx.peers()].concat(),
+            tx.tap_log(),
+            rx.tap_log(),
+        ),
     }
 }
 

@@ -15,7 +15,7 @@ use rocescope_generator::Scenario;
 use serde_json::Value;
 
 mod common;
-use common::{check, find};
+use common::{Rng, check, find, random_scenario};
 
 /// Delays may differ from the truth by the clock estimate's error and the jitter.
 const DELAY_TOLERANCE_NS: i64 = 2_000;
@@ -170,6 +170,59 @@ fn every_scenario_at_both_points_matches_its_truth() {
         diffs.join("\n")
     );
 }
+
+/// Random fault placements (the analyze tests' scenarios: drops of requests and responses,
+/// duplicates, reordering, corruption, ECN marks, capture drops, NIC knobs, native IB,
+/// mirrors) captured at both points: `between_taps` and each tap equal the truth, and
+/// between them every kind of finding occurs.
+#[test]
+fn random_fault_placement_at_both_points_matches_truth() {
+    let mut rng = Rng(0x7A95_1234_5678_9ABC);
+    let dir = tempfile::tempdir().unwrap();
+    let mut diffs = Vec::new();
+    let mut totals = std::collections::BTreeMap::<String, u64>::new();
+    for i in 0..RANDOM_SCENARIOS {
+        let offset = [0, 1_000_000_000, -1_000_000_000][usize::try_from(i % 3).unwrap()];
+        let text = both(&random_scenario(&mut rng, i), offset, 1_000 * (i % 2));
+        let name = format!("random#{i}");
+        let (got, truth) = run_both(dir.path(), &text, 2000 + i);
+        let before = diffs.len();
+        check_between(&name, &got, &truth, &mut diffs);
+        if diffs.len() > before {
+            diffs.push(format!("{name} was:\n{text}"));
+        }
+        for f in truth["flows"].as_array().unwrap() {
+            for (k, v) in f["between_taps"].as_object().unwrap() {
+                if let Some(n) = v.as_u64() {
+                    *totals.entry(k.clone()).or_default() += n;
+                }
+            }
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{} differences:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+    eprintln!("random scenarios at both points: {totals:?}");
+    for k in [
+        "matched",
+        "dropped",
+        "corrupted",
+        "appeared",
+        "reordered",
+        "ecn_marked",
+    ] {
+        assert!(
+            totals.get(k).copied().unwrap_or(0) > 0,
+            "no {k}: {totals:?}"
+        );
+    }
+}
+
+/// How many random scenarios [`random_fault_placement_at_both_points_matches_truth`] runs.
+const RANDOM_SCENARIOS: u64 = 60;
 
 fn rocescope(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_rocescope"))

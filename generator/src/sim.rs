@@ -646,6 +646,13 @@ impl<'s> Generator<'s> {
         &self.flow_keys
     }
 
+    /// The flows §6.3 pairs into connections in this tap's capture (indices as
+    /// [`TapRecord::flow`]).
+    #[must_use]
+    pub fn peers(&self) -> Vec<(usize, usize)> {
+        self.truth.peers()
+    }
+
     /// A number for a packet put on the wire.
     fn serial(&mut self) -> u32 {
         let s = self.next_serial;

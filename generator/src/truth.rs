@@ -356,6 +356,15 @@ impl TruthEngine {
         }
     }
 
+    /// The flows §6.3 paired into connections (by index, the smaller first).
+    pub(crate) fn peers(&self) -> Vec<(usize, usize)> {
+        self.flows
+            .iter()
+            .enumerate()
+            .filter_map(|(x, f)| f.peer.filter(|&y| x < y).map(|y| (x, y)))
+            .collect()
+    }
+
     fn frame(&mut self, time: u64, truncated: bool) {
         self.capture.frames += 1;
         self.capture.first_time_ns.get_or_insert(time);

@@ -9,10 +9,12 @@
 //!
 //! A packet is matched by (flow, opcode, PSN): a downstream copy to the unmatched upstream copy
 //! that precedes it most closely, so that a resent PSN matches the resend and the original is
-//! dropped. Until a flow's direction is known (its first matches), copies are paired in order;
-//! the upstream tap of a flow is the one whose copies come first (the sign of the median time
-//! difference). Jitter can put a downstream copy a little before its upstream one: it then
-//! waits, like an upstream copy, for at most the window.
+//! dropped; a downstream copy that no upstream copy precedes appeared between the taps (with
+//! the estimate's offset applied: where the estimate, or jitter, is wrong by more than the
+//! delay between the taps, a copy can seem to come before its upstream one). A flow's upstream
+//! tap is set beforehand for the flows of the driver's estimate (from their median time
+//! difference), else it is the one whose copy came first in the flow's first match; until
+//! then copies are paired in order.
 //!
 //! The clock offset of §6.8 (the midpoint between the smallest difference one way and the
 //! largest the other) is computed at the end from every flow's extremes over matches of PSNs
@@ -331,10 +333,19 @@ impl Matcher {
         let q = &f.pending[usize::from(other)];
         let same = |c: &Pending| c.opcode == p.opcode && c.psn == p.psn;
         let found = match f.upstream {
-            // an upstream copy waited for: the latest one (a resend, not the dropped original)
-            Some(up) if up == other => q.iter().rposition(same),
-            // a downstream copy came first (jitter), or the direction is not known: in order
-            _ => q.iter().position(same),
+            // an upstream copy: it waits for its downstream one
+            Some(up) if up == tap => None,
+            // a downstream copy: the upstream copy that precedes it most closely (a resend, not
+            // the dropped original); with none, it appeared between the taps
+            Some(_) => match q.iter().rposition(same) {
+                Some(i) => Some(i),
+                None => {
+                    f.counts.appeared += 1;
+                    return;
+                }
+            },
+            // the direction is not known yet: copies are paired in order
+            None => q.iter().position(same),
         };
         match found {
             Some(i) => {
@@ -669,9 +680,9 @@ mod tests {
         let fwd = key(1, 2, 0x11);
         let bwd = key(2, 1, 0x22);
         let off: i64 = -700_000_000;
-        let mut m = Matcher::new(off + 5_000, 1_000_000); // an estimate 5 µs out
-        // more than the delays: the directions come from the estimate's medians, as the driver
-        // sets them
+        // an estimate 500 ns out (less than the delays, or downstream copies would seem to come
+        // first); the directions from the estimate's medians, as the driver sets them
+        let mut m = Matcher::new(off + 500, 1_000_000);
         m.set_upstream(fwd, 0);
         m.set_upstream(bwd, 1);
         let mut all = Vec::new();

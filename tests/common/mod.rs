@@ -163,3 +163,169 @@ pub fn check(name: &str, got: &Value, truth: &Value, diffs: &mut Vec<String>) {
         }
     }
 }
+
+/// A tiny deterministic generator for the scenario parameters below.
+#[allow(dead_code)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[usize::try_from(self.below(items.len() as u64)).unwrap()]
+    }
+}
+
+/// One scenario with randomly placed faults: RC (sometimes UC) WRITE/SEND/READ
+/// traffic on one or two QPs, IPv4 or IPv6, sometimes VLAN-tagged, PSNs that
+/// sometimes start just below the 2^24 wrap, one to three faults (drop,
+/// duplicate, reorder, corrupt ICRC, ECN CE, capture drop; drops of requests or
+/// responses) placed by PSN, every-Nth or probability, captured at the sender or
+/// the receiver side; half of them with a NIC misbehaviour knob, and some
+/// captured by a sniffer that writes a wrong ICRC in every frame; one in nine native
+/// InfiniBand, and some mirrored through ERSPAN III or tunnelled in VXLAN or MPLS.
+#[allow(dead_code)]
+pub fn random_scenario(rng: &mut Rng, i: u64) -> String {
+    let point = if i.is_multiple_of(2) {
+        "receiver"
+    } else {
+        "sender"
+    };
+    let v6 = i.is_multiple_of(3);
+    let vlan = if i % 4 == 1 {
+        "vlan = 100\npcp = 3\n"
+    } else {
+        ""
+    };
+    let ip = |h: u64| {
+        if v6 {
+            format!("fd00::{h}")
+        } else {
+            format!("10.9.{i}.{h}")
+        }
+    };
+    // one in nine is native InfiniBand: LIDs, and GIDs (a GRH) where the others use IPv6
+    let ib = i % 9 == 4;
+    let mut text = if ib {
+        let gid = |h: u64| {
+            if v6 {
+                format!("gid = \"fe80::9:{i}:{h}\"\n")
+            } else {
+                String::new()
+            }
+        };
+        format!(
+            "[link]\nkind = \"ib\"\nspeed_gbps = 100\ndelay_ns = 1000\n[capture]\npoint = \"{point}\"\n\
+             [[host]]\nname = \"a\"\nlid = {}\n{}\
+             [[host]]\nname = \"b\"\nlid = {}\n{}",
+            1 + i,
+            gid(1),
+            0x100 + i,
+            gid(2)
+        )
+    } else {
+        // one in five of the others is mirrored or tunnelled
+        let encap = match i % 15 {
+            2 => "encapsulation = \"erspan3\"\n",
+            7 => "encapsulation = \"vxlan\"\n",
+            12 => "encapsulation = \"mpls\"\n",
+            _ => "",
+        };
+        format!(
+            "[link]\nspeed_gbps = 100\ndelay_ns = 1000\n[capture]\npoint = \"{point}\"\n{encap}\
+             [[host]]\nname = \"a\"\nmac = \"02:00:00:00:09:01\"\nip = \"{}\"\n{vlan}\
+             [[host]]\nname = \"b\"\nmac = \"02:00:00:00:09:02\"\nip = \"{}\"\n{vlan}",
+            ip(1),
+            ip(2)
+        )
+    };
+    let qps = 1 + rng.below(2);
+    for q in 0..qps {
+        let transport = if rng.below(5) == 0 { "uc" } else { "rc" };
+        let start_psn = if rng.below(3) == 0 {
+            16_777_200 + rng.below(16)
+        } else {
+            rng.below(100_000)
+        };
+        let pmtu = rng.pick(&["256", "512", "1024", "2048", "4096"]);
+        let ops: &[&str] = if transport == "rc" {
+            &["write", "send", "read", "write"]
+        } else {
+            &["write", "send"]
+        };
+        let op = rng.pick(ops);
+        text += &format!(
+            "[[connection]]\nname = \"c{q}\"\ntransport = \"{transport}\"\nrequester = \"a\"\n\
+             responder = \"b\"\nrequester_qpn = {}\nresponder_qpn = {}\nstart_psn = {start_psn}\n\
+             pmtu = {pmtu}\nack_every = {}\nlocal_ack_timeout = 10\nload = 0.5\n\
+             [[traffic]]\nconnection = \"c{q}\"\nop = \"{op}\"\nsize_min = 1\nsize_max = {}\nmessages = {}\n",
+            0x100 + q * 2,
+            0x101 + q * 2,
+            1 + rng.below(16),
+            1 + rng.below(12_000),
+            10 + rng.below(30),
+        );
+    }
+    for _ in 0..1 + rng.below(3) {
+        let conn = format!("c{}", rng.below(qps));
+        let mut kind = rng.pick(&[
+            "drop",
+            "drop",
+            "duplicate",
+            "reorder",
+            "corrupt_icrc",
+            "ecn_ce",
+            "capture_drop",
+            "capture_drop",
+        ]);
+        if ib && kind == "ecn_ce" {
+            kind = "corrupt_icrc"; // no IP header, no ECN bits
+        }
+        let place = match rng.below(3) {
+            0 if kind != "ecn_ce" => format!("psn = {}", rng.below(100_000)),
+            1 if kind != "ecn_ce" => format!("every = {}", 5 + rng.below(40)),
+            _ => format!("probability = 0.0{}", 1 + rng.below(5)),
+        };
+        let extra = match kind {
+            "reorder" => "delay_ns = 600\n",
+            // a drop or a capture drop of responses (ACKs, NAKs, READ responses) now and then
+            "drop" | "capture_drop" if rng.below(3) == 0 => "direction = \"response\"\n",
+            _ => "",
+        };
+        text += &format!("[[fault]]\nkind = \"{kind}\"\nconnection = \"{conn}\"\n{place}\n{extra}");
+    }
+    // and a misbehaving NIC now and then (§6.7's conformance findings have these causes)
+    if rng.below(2) == 0 {
+        let conn = format!("c{}", rng.below(qps));
+        let knob = match rng.below(7) {
+            0 => format!("wrong_resend\"\noffset = {}", 1 + rng.below(3)),
+            1 => "double_nak\"".to_owned(),
+            2 => format!("ack_regression\"\nback = {}", 1 + rng.below(4)),
+            3 => "msn_regression\"".to_owned(),
+            4 => "read_wrong_restart\"".to_owned(),
+            5 => "fatal_nak\"".to_owned(),
+            _ => "ignore_fatal_nak\"".to_owned(),
+        };
+        let place = match rng.below(3) {
+            0 => format!("count = {}\n", 1 + rng.below(3)),
+            1 => format!("probability = 0.0{}\n", 1 + rng.below(9)),
+            _ => format!("every = {}\n", 3 + rng.below(20)),
+        };
+        text += &format!("[[fault]]\nkind = \"{knob}\nconnection = \"{conn}\"\n{place}");
+        if knob.starts_with("fatal_nak") && rng.below(2) == 0 {
+            text += &format!("[[fault]]\nkind = \"ignore_fatal_nak\"\nconnection = \"{conn}\"\n");
+        }
+    }
+    // an offload sniffer's capture, once in a while (§6.5)
+    if rng.below(6) == 0 {
+        text = text.replacen("[capture]\n", "[capture]\nicrc = \"garbage\"\n", 1);
+    }
+    text
+}

@@ -47,10 +47,12 @@ pub struct DelayTruth {
 }
 
 /// The truth of every flow seen by either tap: `sender` and `receiver` are the two taps' logs
-/// ([`crate::Generator::tap_log`]), `keys` the flows' keys ([`crate::Generator::flow_keys`]).
+/// ([`crate::Generator::tap_log`]), `keys` the flows' keys ([`crate::Generator::flow_keys`]),
+/// `peers` the flows paired into connections in either tap ([`crate::Generator::peers`]).
 #[must_use]
 pub fn between(
     keys: &[(String, String, u32)],
+    peers: &[(usize, usize)],
     sender: &[TapRecord],
     receiver: &[TapRecord],
 ) -> Vec<FlowBetweenTruth> {
@@ -80,15 +82,13 @@ pub fn between(
             Some((flow, truth))
         })
         .collect();
-    // §6.8: with no connection matched both ways there is no clock offset, and each flow's
-    // delays are given relative to its smallest
+    // §6.8: with no connection (§6.3's pairs) matched both ways there is no clock offset, and
+    // each flow's delays are given relative to its smallest
     let matched = |flow: usize| {
         out.iter()
             .any(|(f, t)| *f == flow && t.between_taps.matched > 0)
     };
-    let offset_known = out
-        .iter()
-        .any(|(f, t)| f % 2 == 0 && t.between_taps.matched > 0 && matched(f + 1));
+    let offset_known = peers.iter().any(|&(x, y)| matched(x) && matched(y));
     if !offset_known {
         for (_, t) in &mut out {
             let d = &mut t.between_taps.delay_ns;
