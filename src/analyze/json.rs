@@ -10,8 +10,9 @@ use crate::replay::psn::Timings;
 use crate::replay::sketch::Summary;
 use crate::replay::{Finding, Flow, Replay};
 
+/// The report of one capture (serialized as §6.6 has it).
 #[derive(Serialize)]
-struct Report<'a> {
+pub struct Report<'a> {
     version: u32,
     capture: CaptureJson,
     flows: Flows<'a>,
@@ -20,8 +21,9 @@ struct Report<'a> {
     events: Events<'a>,
 }
 
+/// The report's `capture` object.
 #[derive(Serialize)]
-struct CaptureJson {
+pub struct CaptureJson {
     files: Vec<String>,
     frames: u64,
     roce_frames: u64,
@@ -262,7 +264,22 @@ pub fn mac_text(m: [u8; 6]) -> String {
 }
 
 /// The capture object of the report.
-fn capture_json(cfg: &AnalyzeConfig, replay: &Replay) -> CaptureJson {
+/// The report of `replay` (`cfg.captures` name its files), to serialize.
+#[must_use]
+pub fn report<'a>(cfg: &AnalyzeConfig, replay: &'a Replay) -> Report<'a> {
+    Report {
+        version: 1,
+        capture: capture_json(cfg, replay),
+        flows: Flows(&replay.flows),
+        pfc: replay.pfc.iter().map(pfc_json).collect(),
+        tcp_bth: &replay.tcp_bth,
+        events: Events(&replay.events),
+    }
+}
+
+/// The report's `capture` object.
+#[must_use]
+pub fn capture_json(cfg: &AnalyzeConfig, replay: &Replay) -> CaptureJson {
     let c = &replay.capture;
     CaptureJson {
         files: cfg
@@ -305,15 +322,7 @@ fn pfc_json(r: &crate::replay::pfc::PfcRow) -> PfcJson {
 /// # Errors
 /// Output errors.
 pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
-    let report = Report {
-        version: 1,
-        capture: capture_json(cfg, replay),
-        flows: Flows(&replay.flows),
-        pfc: replay.pfc.iter().map(pfc_json).collect(),
-        tcp_bth: &replay.tcp_bth,
-        events: Events(&replay.events),
-    };
-    serde_json::to_writer_pretty(&mut *out, &report).map_err(io::Error::from)?;
+    serde_json::to_writer_pretty(&mut *out, &report(cfg, replay)).map_err(io::Error::from)?;
     out.write_all(b"\n")
 }
 

@@ -21,7 +21,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use anyhow::{Context as _, bail};
 use serde::Serialize;
 
-use super::AnalyzeConfig;
+use super::{AnalyzeConfig, json};
 use crate::capture;
 use crate::config::AnalyzeFormat as Format;
 use crate::frame::FrameView;
@@ -425,10 +425,10 @@ fn notices(cfg: &AnalyzeConfig, between: &Between) -> Vec<String> {
 // ------------------------------------------------------------------ the report
 
 #[derive(Serialize)]
-struct Report {
+struct Report<'a> {
     version: u32,
-    capture: Vec<serde_json::Value>,
-    taps: Vec<serde_json::Value>,
+    capture: Vec<json::CaptureJson>,
+    taps: Vec<json::Report<'a>>,
     clock: ClockJson,
     flows: Vec<FlowJson>,
     events: Vec<EventJson>,
@@ -512,28 +512,27 @@ struct EventJson {
     time_ns: i64,
 }
 
-fn tap_json(cfg: &AnalyzeConfig, i: usize, replay: &Replay) -> io::Result<serde_json::Value> {
+/// `cfg` for tap `i` alone (its file in the report's `capture.files`).
+fn tap_cfg(cfg: &AnalyzeConfig, i: usize) -> AnalyzeConfig {
     let mut one = cfg.clone();
     one.captures = cfg.taps.get(i).cloned().into_iter().collect();
-    let mut buf = Vec::new();
-    super::json::write(&one, replay, &mut buf)?;
-    serde_json::from_slice(&buf).map_err(io::Error::from)
+    one
 }
 
-fn report(cfg: &AnalyzeConfig, taps: &[Replay], between: &Between) -> io::Result<Report> {
-    let mut tap_reports = Vec::new();
-    for (i, r) in taps.iter().enumerate() {
-        tap_reports.push(tap_json(cfg, i, r)?);
-    }
-    let capture = tap_reports
-        .iter()
-        .map(|t| t.get("capture").cloned().unwrap_or_default())
-        .collect();
+fn report<'a>(cfg: &AnalyzeConfig, taps: &'a [Replay], between: &Between) -> Report<'a> {
     let key = |flow: u32| between.flows.get(flow as usize).map(|f| f.key);
-    Ok(Report {
+    Report {
         version: 1,
-        capture,
-        taps: tap_reports,
+        capture: taps
+            .iter()
+            .enumerate()
+            .map(|(i, r)| json::capture_json(&tap_cfg(cfg, i), r))
+            .collect(),
+        taps: taps
+            .iter()
+            .enumerate()
+            .map(|(i, r)| json::report(&tap_cfg(cfg, i), r))
+            .collect(),
         clock: ClockJson {
             offset_ns: between.offset_ns,
             source: if between.offset_ns.is_some() {
@@ -584,7 +583,7 @@ fn report(cfg: &AnalyzeConfig, taps: &[Replay], between: &Between) -> io::Result
             .iter()
             .filter_map(|e| event_json(between, e))
             .collect(),
-    })
+    }
 }
 
 fn event_json(between: &Between, e: &BetweenEvent) -> Option<EventJson> {
@@ -613,7 +612,7 @@ pub fn write_report(
 ) -> io::Result<()> {
     match cfg.format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &report(cfg, taps, between)?)
+            serde_json::to_writer_pretty(&mut *out, &report(cfg, taps, between))
                 .map_err(io::Error::from)?;
             out.write_all(b"\n")
         }
