@@ -38,20 +38,27 @@ fn regenerating_reproduces_committed_captures() {
             seed: 1,
             truth: None,
         };
-        run(&cfg).unwrap_or_else(|e| panic!("{name}: {e:#}"));
-        let committed = root().join("captures").join(format!("{name}.pcap"));
-        let want =
-            std::fs::read(&committed).unwrap_or_else(|e| panic!("{}: {e}", committed.display()));
-        let got = std::fs::read(&output).expect("read generated");
-        assert!(
-            want == got,
-            "{name}: regenerated capture differs from captures/{name}.pcap"
-        );
-        assert!(
-            want.len() < 2 << 20,
-            "{name}: {} bytes, over 2 MB",
-            want.len()
-        );
+        // one capture, or a scenario's two capture points (NAME.tx.pcap, NAME.rx.pcap)
+        for (written, _) in run(&cfg).unwrap_or_else(|e| panic!("{name}: {e:#}")) {
+            let file = written
+                .file_name()
+                .expect("name")
+                .to_string_lossy()
+                .into_owned();
+            let committed = root().join("captures").join(&file);
+            let want = std::fs::read(&committed)
+                .unwrap_or_else(|e| panic!("{}: {e}", committed.display()));
+            let got = std::fs::read(&written).expect("read generated");
+            assert!(
+                want == got,
+                "{name}: regenerated capture differs from captures/{file}"
+            );
+            assert!(
+                want.len() < 2 << 20,
+                "{file}: {} bytes, over 2 MB",
+                want.len()
+            );
+        }
     }
 }
 
@@ -69,6 +76,12 @@ fn every_committed_capture_has_a_scenario() {
                 .expect("stem")
                 .to_string_lossy()
                 .into_owned();
+            // a scenario's two capture points: NAME.tx, NAME.rx
+            let stem = stem
+                .strip_suffix(".tx")
+                .or_else(|| stem.strip_suffix(".rx"))
+                .unwrap_or(&stem)
+                .to_owned();
             assert!(
                 names.contains(&stem),
                 "captures/{stem}.pcap has no generator/scenarios/{stem}.toml"
