@@ -27,14 +27,17 @@ fn both(text: &str, offset_ns: i64, jitter_ns: u64) -> String {
     match text.find("[capture]") {
         Some(at) => {
             let (head, tail) = text.split_at(at + "[capture]".len());
-            // the table's own `point`, if it has one, is replaced
+            // the table's own settings of these, if it has them, are replaced
             let tail: String = tail
                 .lines()
                 .scan(true, |in_table, line| {
                     if line.trim_start().starts_with('[') {
                         *in_table = false;
                     }
-                    Some(if *in_table && line.trim_start().starts_with("point") {
+                    let ours = ["point", "clock_offset_ns", "jitter_ns"]
+                        .iter()
+                        .any(|k| line.trim_start().starts_with(k));
+                    Some(if *in_table && ours {
                         String::new()
                     } else {
                         format!("{line}\n")

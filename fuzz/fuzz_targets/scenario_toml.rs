@@ -9,7 +9,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rocescope_generator::{Generator, MAX_FRAME_LEN, Scenario};
+use rocescope_generator::truth::between::between;
+use rocescope_generator::{CapturePoint, Generator, MAX_FRAME_LEN, Scenario};
 
 /// Frames generated at most per input.
 const MAX_FRAMES: usize = 3_000;
@@ -35,15 +36,26 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
     };
-    let mut g = Generator::new(&scenario, 1);
-    let mut buf = vec![0u8; MAX_FRAME_LEN];
-    for _ in 0..MAX_FRAMES {
-        match g.next_frame(&mut buf) {
-            None => break,
-            Some(Ok(out)) => assert!(out.len <= MAX_FRAME_LEN),
-            Some(Err(_)) => break,
+    // a scenario captured at both points: both taps, and the truth of what is between them
+    let taps = if scenario.capture == CapturePoint::Both { 2 } else { 1 };
+    let mut gens = Vec::new();
+    for tap in 0..taps {
+        let mut g = Generator::at_tap(&scenario, 1, tap);
+        g.keep_tap_log();
+        let mut buf = vec![0u8; MAX_FRAME_LEN];
+        for _ in 0..MAX_FRAMES {
+            match g.next_frame(&mut buf) {
+                None => break,
+                Some(Ok(out)) => assert!(out.len <= MAX_FRAME_LEN),
+                Some(Err(_)) => break,
+            }
         }
+        let truth = g.truth();
+        serde_json::to_string(&truth).expect("the truth serializes");
+        gens.push(g);
     }
-    let truth = g.truth();
-    serde_json::to_string(&truth).expect("the truth serializes");
+    if let [tx, rx] = gens.as_slice() {
+        let between = between(tx.flow_keys(), &tx.peers(), tx.tap_log(), rx.tap_log());
+        serde_json::to_string(&between).expect("the truth serializes");
+    }
 });
