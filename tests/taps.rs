@@ -276,6 +276,25 @@ fn misuse_is_one_line_or_said_in_the_report() {
         assert_eq!(report["clock"]["source"], "none");
         assert_eq!(report["capture"].as_array().unwrap().len(), 2);
     }
+    // standard input, and Parquet: refused before anything is read
+    for (args, says) in [
+        (
+            vec!["analyze", "--tap", "-", "--tap", "x.pcap"],
+            "standard input",
+        ),
+        (
+            vec![
+                "analyze", "--tap", "a.pcap", "--tap", "b.pcap", "-f", "parquet", "-o", "d",
+            ],
+            "-f parquet",
+        ),
+    ] {
+        let out = rocescope(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
     // a tap that is not a capture
     let junk = dir.path().join("junk.pcap");
     std::fs::write(&junk, b"not a capture").unwrap();

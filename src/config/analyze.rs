@@ -176,6 +176,16 @@ impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
                 args.tap.len()
             );
         }
+        if args.tap.iter().any(|p| p.as_os_str() == "-") {
+            anyhow::bail!(
+                "--tap: a file, not standard input (the start of each tap is read twice: once for the clock estimate)"
+            );
+        }
+        if !args.tap.is_empty() && args.format == cli::AnalyzeFormat::Parquet {
+            anyhow::bail!(
+                "--tap writes text, json or csv (-f parquet is for one capture or --each)"
+            );
+        }
         if args.format == cli::AnalyzeFormat::Parquet && args.output.is_none() {
             anyhow::bail!("-f parquet writes a directory of tables: name it with -o DIR");
         }
