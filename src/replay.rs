@@ -29,6 +29,7 @@ pub mod latency;
 pub mod pfc;
 pub mod psn;
 pub mod sketch;
+pub mod taps;
 pub mod tcp_bth;
 pub mod trust;
 
