@@ -382,13 +382,18 @@ pub struct SendArgs {
 pub struct InspectArgs {
     /// Capture file (pcap or pcapng) to browse.
     #[arg(
-        required_unless_present = "iface",
-        conflicts_with = "iface",
+        required_unless_present_any = ["iface", "tap"],
+        conflicts_with_all = ["iface", "tap"],
         value_name = "CAPTURE"
     )]
     pub capture: Option<PathBuf>,
     #[command(flatten)]
     pub live: LiveArgs,
+    /// Two captures of the same traffic at two points (give --tap twice): the first one's
+    /// frames, the flow table with what happened between the taps, the events between them;
+    /// T switches to the other tap.
+    #[arg(long, value_name = "CAPTURE", conflicts_with = "iface")]
+    pub tap: Vec<PathBuf>,
     /// Display filter applied when the inspector opens.
     #[arg(short = 'Y', long = "filter", value_name = "EXPR")]
     pub filter: Option<String>,

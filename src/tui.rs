@@ -88,6 +88,10 @@ fn check_before_taking_the_screen(cfg: &InspectConfig) -> anyhow::Result<()> {
         );
     }
     CaptureReader::open(path)?;
+    // --tap: the other tap too
+    for tap in &cfg.taps {
+        CaptureReader::open(tap)?;
+    }
     check_terminal()
 }
 

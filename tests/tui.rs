@@ -7,6 +7,7 @@ use std::time::Duration;
 use insta::assert_snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use rocescope::replay::Kind;
 use rocescope::tui::InspectConfig;
 use rocescope::tui::app::{Action, App, FilterKind, Focus, Mode, View};
 use rocescope::tui::ui;
@@ -279,4 +280,82 @@ fn snapshot_help() {
     let mut app = open("clean_write.pcap");
     app.apply(Action::Help);
     assert_snapshot!("help", screen(&app));
+}
+
+/// `inspect --tap A --tap B`: the flow table gains what happened between the taps, the events
+/// between them follow the tap's own, and Enter on a packet dropped between them shows it in
+/// the tap upstream (switching to it when it is the other one); `T` switches back.
+#[test]
+fn two_taps_show_what_is_between_them_and_go_upstream() {
+    let tx = capture("two_taps.tx.pcap");
+    let rx = capture("two_taps.rx.pcap");
+    let mut cfg = InspectConfig::new(tx.clone());
+    cfg.taps = vec![tx, rx];
+    let mut app = App::open(&cfg);
+    settle(&mut app);
+    assert!(app.idle(), "workers did not finish");
+    assert!(app.name.contains("two_taps.tx.pcap") && app.name.contains("tap 0 of 2"));
+    let b = app
+        .taps
+        .as_ref()
+        .and_then(|t| t.between())
+        .expect("the taps matched")
+        .clone();
+
+    app.apply(Action::Show(View::Flows));
+    let s = screen(&app);
+    for col in ["Up", "Match", "Drop", "Corr", "Appr", "Reord"] {
+        assert!(s.contains(col), "no {col} column:\n{s}");
+    }
+
+    // the ACK dropped between the taps: upstream is the receiver side's tap (1)
+    app.apply(Action::Show(View::Events));
+    let own = app.replay_data().unwrap().replay.events.len();
+    let (i, ack) = b
+        .events
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.kind == Kind::DroppedBetween && e.frames[0].is_none())
+        .expect("a dropped ACK");
+    let in_rx = ack.frames[1].expect("seen upstream");
+    let s = screen(&app);
+    assert!(s.contains("between the taps"), "{s}");
+    app.event_sel = own + i;
+    app.apply(Action::Enter);
+    settle(&mut app);
+    let taps = app.taps.as_ref().unwrap();
+    assert_eq!(taps.shown, 1);
+    assert!(
+        taps.between().is_some(),
+        "what is known of both taps is kept"
+    );
+    assert!(app.name.contains("two_taps.rx.pcap"), "{}", app.name);
+    assert_eq!(app.view, View::Frames);
+    assert_eq!(app.detail.as_ref().map(|d| d.number), Some(in_rx));
+
+    // T: back to the sender side's tap, where a WRITE dropped between the taps is
+    app.apply(Action::SwitchTap);
+    settle(&mut app);
+    assert_eq!(app.taps.as_ref().unwrap().shown, 0);
+    let (j, write) = b
+        .events
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.kind == Kind::DroppedBetween && e.frames[1].is_none())
+        .expect("a dropped WRITE");
+    app.apply(Action::Show(View::Events));
+    app.event_sel = app.replay_data().unwrap().replay.events.len() + j;
+    app.apply(Action::Enter);
+    settle(&mut app);
+    assert_eq!(
+        app.taps.as_ref().unwrap().shown,
+        0,
+        "already upstream: no switch"
+    );
+    assert_eq!(app.detail.as_ref().map(|d| d.number), write.frames[0]);
+
+    // one capture: T says how to open two
+    let mut one = open("loss_gbn.pcap");
+    one.apply(Action::SwitchTap);
+    assert!(one.notice.as_deref().is_some_and(|n| n.contains("--tap")));
 }

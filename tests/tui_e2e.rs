@@ -94,8 +94,10 @@ fn inspect_in_a_pty() {
         "-c",
         &script,
     ]);
-    let s = tmux.wait_for("58 events");
-    assert!(s.contains("RC_RDMA_WRITE_FIRST QP=0x000601 PSN=0"), "{s}");
+    // the replay's count and the first rows (the replay can finish before the list shows)
+    tmux.wait_until("the events counted and the first frames listed", |s| {
+        s.contains("58 events") && s.contains("RC_RDMA_WRITE_FIRST QP=0x000601 PSN=0")
+    });
 
     tmux.keys(&["f"]);
     tmux.wait_for("Filter:");
@@ -129,4 +131,51 @@ fn inspect_in_a_pty() {
     // Back on the main screen: the inspector's frame list is gone.
     let s = tmux.screen();
     assert!(!s.contains("RC_RDMA_WRITE_FIRST"), "{s}");
+}
+
+/// `inspect --tap A --tap B` in a pseudo-terminal: the flow table's columns of what happened
+/// between the taps, the events between them, `T` to the other tap.
+#[test]
+fn inspect_two_taps_in_a_pty() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("notice: tmux is not installed; skipping the inspect --tap end-to-end test");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_rocescope");
+    let caps = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let script = format!(
+        "{bin} inspect --tap {} --tap {}; echo DONE; sleep 60",
+        caps.join("two_taps.tx.pcap").display(),
+        caps.join("two_taps.rx.pcap").display()
+    );
+    let tmux = Tmux {
+        socket: format!("rocescope-e2e-taps-{}", std::process::id()),
+    };
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "e2e",
+        "-x",
+        "160",
+        "-y",
+        "40",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    tmux.wait_for("two_taps.tx.pcap (tap 0 of 2");
+    tmux.keys(&["2"]);
+    let s = tmux.wait_for("Reord");
+    assert!(s.contains("Drop") && s.contains("Appr"), "{s}");
+    tmux.keys(&["3"]);
+    tmux.wait_for("between the taps)");
+    // they follow the tap's own events: the last rows
+    tmux.keys(&["G"]);
+    let s = tmux.wait_for("_between");
+    assert!(s.contains("tap 0 frame"), "{s}");
+    tmux.keys(&["T"]);
+    tmux.wait_for("two_taps.rx.pcap (tap 1 of 2");
+    tmux.keys(&["q"]);
+    tmux.wait_for("DONE");
 }

@@ -14,6 +14,8 @@ pub struct InspectConfig {
     pub live: Option<super::LiveConfig>,
     /// The display filter the inspector opens with (compiled, with its errors shown, there).
     pub filter: Option<String>,
+    /// `--tap A --tap B`: two capture points of the same traffic; `capture` is the one shown.
+    pub taps: Vec<PathBuf>,
     pub roce_ports: Vec<u16>,
     /// `--rd-as rd`.
     pub rd_as_rd: bool,
@@ -28,6 +30,7 @@ impl InspectConfig {
             capture: capture.into(),
             live: None,
             filter: None,
+            taps: Vec::new(),
             roce_ports: Vec::new(),
             rd_as_rd: false,
             link_bps: DEFAULT_LINK_BPS,
@@ -40,14 +43,30 @@ impl TryFrom<(&GlobalConfig, cli::InspectArgs)> for InspectConfig {
 
     fn try_from((global, args): (&GlobalConfig, cli::InspectArgs)) -> anyhow::Result<Self> {
         let live = super::live::live_input(global, &args.live, None)?;
-        let capture = args.capture.unwrap_or_default();
-        if live.is_none() && capture.as_os_str() == "-" {
+        if !args.tap.is_empty() && args.tap.len() != 2 {
+            anyhow::bail!(
+                "--tap: two captures of the same traffic, one per capture point (got {})",
+                args.tap.len()
+            );
+        }
+        let capture = match args.tap.first() {
+            Some(first) => first.clone(),
+            None => args.capture.unwrap_or_default(),
+        };
+        if live.is_none()
+            && args
+                .tap
+                .iter()
+                .chain([&capture])
+                .any(|p| p.as_os_str() == "-")
+        {
             anyhow::bail!("inspect needs a capture file, not standard input");
         }
         Ok(InspectConfig {
             live,
             capture,
             filter: args.filter,
+            taps: args.tap,
             roce_ports: global.roce_ports.clone(),
             rd_as_rd: global.rd_as_rd,
             link_bps: global.link_bps,

@@ -9,9 +9,10 @@
 
 use std::collections::HashSet;
 use std::ops::Range;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::RecvTimeoutError;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use rocescope_dissectors::stack::DissectOptions;
@@ -24,6 +25,7 @@ use crate::capture::index::{FrameFile, IndexEntry};
 use crate::filter::{Filter, FilterError, FrameMarks};
 use crate::frame::FrameView;
 use crate::frame::summary::{Summarizer, SummaryLine};
+use crate::replay::between::{Between, BetweenEvent};
 use crate::replay::{Finding, Kind};
 use crate::units::rel_time;
 
@@ -133,6 +135,8 @@ pub enum Action {
         width: u16,
         height: u16,
     },
+    /// `--tap`: show the other tap's frames.
+    SwitchTap,
 }
 
 /// A filter being applied, with the frames it matched so far.
@@ -154,10 +158,43 @@ pub enum ReplayState {
     Failed(String),
 }
 
+/// Two capture points (`inspect --tap A --tap B`): what happened between them, computed once on
+/// a thread of its own and kept when the inspector switches from one tap to the other.
+#[derive(Debug)]
+pub enum BetweenState {
+    Running(Receiver<Result<Box<Between>, String>>),
+    Done(Box<Between>),
+    Failed(String),
+}
+
+/// The two taps and which one the frame list shows.
+#[derive(Debug)]
+pub struct Taps {
+    pub paths: Vec<PathBuf>,
+    /// 0 or 1.
+    pub shown: usize,
+    pub between: BetweenState,
+    /// What the inspector was opened with, to open the other tap the same way.
+    cfg: InspectConfig,
+}
+
+impl Taps {
+    /// The matcher's results, when they are done.
+    #[must_use]
+    pub fn between(&self) -> Option<&Between> {
+        match &self.between {
+            BetweenState::Done(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
 /// The inspector.
 #[derive(Debug)]
 pub struct App {
     pub name: String,
+    /// `--tap A --tap B`: the two taps (`None` for one capture).
+    pub taps: Option<Taps>,
     pub file: Option<FrameFile>,
     pub index: Vec<IndexEntry>,
     pub index_done: bool,
@@ -220,6 +257,66 @@ impl App {
     /// [`App::open`]; live, capturing from `source` (already open) when it is given.
     #[must_use]
     pub fn open_with(cfg: &InspectConfig, source: Option<crate::live::LiveSource>) -> App {
+        let mut app = Self::open_one(cfg, source);
+        if let [a, b] = cfg.taps.as_slice() {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let taps = vec![a.clone(), b.clone()];
+            let engine = crate::replay::EngineConfig {
+                link_bps: cfg.link_bps,
+                roce_ports: cfg.roce_ports.clone(),
+                rd_as_rd: cfg.rd_as_rd,
+                ..crate::replay::EngineConfig::default()
+            };
+            // the whole of both files: no stop flag (the process ends with the inspector)
+            let spawned = std::thread::Builder::new()
+                .name("between".into())
+                .spawn(move || {
+                    let r = crate::replay::taps::run(&taps, &engine, 1_000_000_000)
+                        .map(|(_, between)| Box::new(between))
+                        .map_err(|e| format!("{e:#}"));
+                    let _ = tx.send(r);
+                });
+            let between = match spawned {
+                Ok(_) => BetweenState::Running(rx),
+                Err(e) => BetweenState::Failed(format!("cannot start the matcher: {e}")),
+            };
+            app.set_taps(Taps {
+                paths: cfg.taps.clone(),
+                shown: 0,
+                between,
+                cfg: cfg.clone(),
+            });
+        }
+        app
+    }
+
+    fn set_taps(&mut self, taps: Taps) {
+        self.name = format!("{} (tap {} of 2; T: the other)", self.name, taps.shown);
+        self.taps = Some(taps);
+    }
+
+    /// Show the other tap's frames (at `frame` when given), keeping what is known of both.
+    fn switch_tap(&mut self, to: usize, frame: Option<u64>) {
+        let Some(taps) = self.taps.take() else { return };
+        let Some(path) = taps.paths.get(to).cloned() else {
+            self.taps = Some(taps);
+            return;
+        };
+        let mut cfg = taps.cfg.clone();
+        cfg.capture = path;
+        cfg.filter = None;
+        let mut next = Self::open_one(&cfg, None);
+        next.size = self.size;
+        next.set_taps(Taps { shown: to, ..taps });
+        if let Some(n) = frame {
+            next.jump_to_frame(n);
+        }
+        next.notice = Some(format!("tap {to}: {}", cfg.capture.display()));
+        *self = next;
+    }
+
+    /// The inspector on one capture.
+    fn open_one(cfg: &InspectConfig, source: Option<crate::live::LiveSource>) -> App {
         let wcfg = WorkerCfg {
             path: cfg.capture.clone(),
             roce_ports: cfg.roce_ports.clone(),
@@ -241,6 +338,7 @@ impl App {
         };
         let mut app = App {
             name,
+            taps: None,
             file,
             index: Vec::new(),
             index_done: false,
@@ -295,7 +393,7 @@ impl App {
     /// Applies every worker update that has arrived; true when something changed.
     pub fn pump(&mut self) -> bool {
         self.workers.tick();
-        let mut changed = false;
+        let mut changed = self.pump_between(None);
         while let Some(u) = self.workers.try_recv() {
             self.update(u);
             changed = true;
@@ -303,11 +401,45 @@ impl App {
         changed
     }
 
+    /// The matcher's result, if it came (waiting up to `wait` for it); true when it did.
+    fn pump_between(&mut self, wait: Option<Duration>) -> bool {
+        let Some(taps) = &mut self.taps else {
+            return false;
+        };
+        let BetweenState::Running(rx) = &taps.between else {
+            return false;
+        };
+        let got = match wait {
+            Some(t) => rx.recv_timeout(t).ok(),
+            None => rx.try_recv().ok(),
+        };
+        match got {
+            Some(Ok(b)) => taps.between = BetweenState::Done(b),
+            Some(Err(e)) => taps.between = BetweenState::Failed(e),
+            None => return false,
+        }
+        true
+    }
+
     /// Blocks until the index, the replay and the filters are complete (or `timeout`).
     pub fn wait_idle(&mut self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         while !self.idle() {
             let left = deadline.saturating_duration_since(Instant::now());
+            if self
+                .taps
+                .as_ref()
+                .is_some_and(|t| matches!(t.between, BetweenState::Running(_)))
+            {
+                self.pump_between(Some(left.min(Duration::from_millis(20))));
+                if let Some(u) = self.workers.try_recv() {
+                    self.update(u);
+                }
+                if left.is_zero() {
+                    return;
+                }
+                continue;
+            }
             match self.workers.recv_timeout(left) {
                 Ok(u) => self.update(u),
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return,
@@ -321,6 +453,10 @@ impl App {
     pub fn idle(&self) -> bool {
         self.index_done
             && !matches!(self.replay, ReplayState::Running { .. })
+            && self
+                .taps
+                .as_ref()
+                .is_none_or(|t| !matches!(t.between, BetweenState::Running(_)))
             && self.display.as_ref().is_none_or(|a| a.done)
             && self.search.as_ref().is_none_or(|a| a.done)
     }
@@ -620,7 +756,34 @@ impl App {
     }
 
     fn event_count(&self) -> usize {
-        self.replay_data().map_or(0, |d| d.replay.events.len())
+        let between = self
+            .taps
+            .as_ref()
+            .and_then(Taps::between)
+            .map_or(0, |b| b.events.len());
+        self.replay_data().map_or(0, |d| d.replay.events.len()) + between
+    }
+
+    /// The `i`-th row of the events view when it is an event between the taps (they follow
+    /// the shown tap's own events).
+    #[must_use]
+    pub fn between_event(&self, i: usize) -> Option<&BetweenEvent> {
+        let own = self.replay_data().map_or(0, |d| d.replay.events.len());
+        let b = self.taps.as_ref().and_then(Taps::between)?;
+        b.events.get(i.checked_sub(own)?)
+    }
+
+    /// Where an event between the taps is best seen: (tap, frame) in its flow's upstream tap
+    /// where it has a frame there, else in the other.
+    #[must_use]
+    pub fn between_target(&self, e: &BetweenEvent) -> Option<(usize, u64)> {
+        let b = self.taps.as_ref().and_then(Taps::between)?;
+        let up = usize::from(b.flows.get(e.flow as usize)?.upstream.unwrap_or(0) & 1);
+        match (e.frames[up], e.frames[1 - up]) {
+            (Some(n), _) => Some((up, n)),
+            (None, Some(n)) => Some((1 - up, n)),
+            (None, None) => None,
+        }
     }
 
     /// Jump to a frame in the frame list (dropping a display filter that hides it).
@@ -663,6 +826,12 @@ impl App {
     pub fn apply(&mut self, action: Action) {
         self.notice = None;
         match action {
+            Action::SwitchTap => match self.taps.as_ref().map(|t| 1 - t.shown) {
+                Some(to) => self.switch_tap(to, None),
+                None => {
+                    self.notice = Some("one capture (two: inspect --tap A --tap B)".into());
+                }
+            },
             Action::Quit => self.should_quit = true,
             Action::Resize { width, height } => {
                 self.size = (width, height);
@@ -926,6 +1095,16 @@ impl App {
                     .map(|e| e.frame)
                 {
                     self.jump_to_frame(n);
+                } else if let Some((tap, n)) = self
+                    .between_event(self.event_sel)
+                    .and_then(|e| self.between_target(e))
+                {
+                    // a packet dropped between the taps is seen in the tap upstream
+                    if self.taps.as_ref().is_some_and(|t| t.shown == tap) {
+                        self.jump_to_frame(n);
+                    } else {
+                        self.switch_tap(tap, Some(n));
+                    }
                 }
             }
             View::Pfc => {}

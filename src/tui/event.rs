@@ -54,6 +54,7 @@ pub fn map_key(key: KeyEvent, mode: Mode) -> Option<Action> {
             KeyCode::Char('3') => Action::Show(View::Events),
             KeyCode::Char('4') => Action::Show(View::Psn),
             KeyCode::Char('5') => Action::Show(View::Pfc),
+            KeyCode::Char('T') => Action::SwitchTap,
             _ => return None,
         }),
     }

@@ -5,15 +5,19 @@
 // the tree handed out.
 #![allow(clippy::indexing_slicing)]
 
+use std::collections::HashMap;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Clear, Paragraph, Row, Table, TableState};
 
-use super::app::{App, FilterKind, Focus, Mode, ReplayState, View};
+use super::app::{App, FilterKind, Focus, Mode, ReplayState, Taps, View};
 use super::layout::{TAB_SEP, tab_label};
 use super::widgets;
+use crate::replay::FlowKey;
+use crate::replay::between::FlowBetween;
 use crate::units::Duration as Dur;
 
 /// Draws the whole screen.
@@ -302,11 +306,19 @@ fn replay_pending(app: &App, frame: &mut Frame<'_>, area: Rect, title: &str) -> 
     true
 }
 
+/// Where the columns of what happened between two taps go in the flow table: after the type.
+const BETWEEN_AT: usize = 5;
+
 fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
     if replay_pending(app, frame, area, "Flows") {
         return;
     }
     let Some(d) = app.replay_data() else { return };
+    // two taps: what happened between them, after the flow's type
+    let between = app.taps.as_ref().and_then(Taps::between);
+    let by_key: HashMap<FlowKey, &FlowBetween> = between
+        .map(|b| b.flows.iter().map(|f| (f.key, f)).collect())
+        .unwrap_or_default();
     let rows = d.replay.flows.iter().map(|f| {
         let c = &f.psn.counters;
         let bad = c.psn_gaps + c.out_of_order + c.retransmissions + f.naks.total() > 0;
@@ -315,7 +327,7 @@ fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
         } else {
             Style::new()
         };
-        Row::new(vec![
+        let mut cells = vec![
             f.id.to_string(),
             f.key.src.to_string(),
             f.key.dst.to_string(),
@@ -336,10 +348,26 @@ fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
             f.ecn_ce.to_string(),
             f.cnps.to_string(),
             f.peer.map_or_else(|| "-".into(), |p| p.to_string()),
-        ])
-        .style(style)
+        ];
+        if between.is_some() {
+            let b = by_key.get(&f.key);
+            let n = |v: fn(&FlowBetween) -> u64| b.map_or_else(|| "-".into(), |x| v(x).to_string());
+            let up = b
+                .and_then(|x| x.upstream)
+                .map_or_else(|| "-".into(), |u| u.to_string());
+            let extra = [
+                up,
+                n(|x| x.counts.matched),
+                n(|x| x.counts.dropped),
+                n(|x| x.counts.corrupted),
+                n(|x| x.counts.appeared),
+                n(|x| x.counts.reordered),
+            ];
+            cells.splice(BETWEEN_AT..BETWEEN_AT, extra);
+        }
+        Row::new(cells).style(style)
     });
-    let header = Row::new(vec![
+    let mut header = vec![
         "#",
         "Source",
         "Destination",
@@ -357,9 +385,8 @@ fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
         "CE",
         "CNP",
         "Peer",
-    ])
-    .style(Style::new().add_modifier(Modifier::BOLD));
-    let widths = [
+    ];
+    let mut widths = vec![
         Constraint::Length(3),
         Constraint::Length(15),
         Constraint::Length(15),
@@ -378,6 +405,17 @@ fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
         Constraint::Length(4),
         Constraint::Length(4),
     ];
+    if between.is_some() {
+        header.splice(
+            BETWEEN_AT..BETWEEN_AT,
+            ["Up", "Match", "Drop", "Corr", "Appr", "Reord"],
+        );
+        widths.splice(
+            BETWEEN_AT..BETWEEN_AT,
+            [2, 7, 5, 5, 5, 5].map(Constraint::Length),
+        );
+    }
+    let header = Row::new(header).style(Style::new().add_modifier(Modifier::BOLD));
     let title = format!(
         " Flows ({}) — Enter: show its frames · 4: its PSN chart ",
         d.replay.flows.len()
@@ -411,6 +449,33 @@ fn render_events(app: &App, frame: &mut Frame<'_>, area: Rect) {
         ])
         .style(style)
     });
+    // two taps: the events between them follow, with the frame in each tap
+    let shown = app.taps.as_ref().map_or(0, |t| t.shown);
+    let between = app.taps.as_ref().and_then(Taps::between);
+    let between_rows = between.into_iter().flat_map(|b| {
+        b.events.iter().map(move |e| {
+            let style =
+                mark_color(super::app::mark(e.kind)).map_or(Style::new(), |c| Style::new().fg(c));
+            let key = b.flows.get(e.flow as usize).map(|f| f.key);
+            let flow = key
+                .and_then(|k| d.replay.flows.iter().find(|f| f.key == k))
+                .map_or_else(|| "-".into(), |f| f.id.to_string());
+            let at = |tap: usize| e.frames[tap].map_or_else(|| "-".into(), |n| n.to_string());
+            let upstream = app.between_target(e).map_or(String::new(), |(t, n)| {
+                format!(" · Enter: frame {n} in tap {t}")
+            });
+            Row::new(vec![
+                e.frames[shown].map_or_else(|| "-".into(), |n| n.to_string()),
+                String::new(),
+                e.kind.name().to_owned(),
+                flow,
+                e.psn.to_string(),
+                format!("tap 0 frame {}, tap 1 frame {}{upstream}", at(0), at(1)),
+            ])
+            .style(style)
+        })
+    });
+    let rows = rows.chain(between_rows);
     let header = Row::new(vec!["Frame", "Time", "Kind", "Flow", "PSN", "Detail"])
         .style(Style::new().add_modifier(Modifier::BOLD));
     let widths = [
@@ -421,10 +486,17 @@ fn render_events(app: &App, frame: &mut Frame<'_>, area: Rect) {
         Constraint::Length(9),
         Constraint::Min(20),
     ];
-    let title = format!(
-        " Events ({}) — Enter: jump to the frame ",
-        d.replay.events.len()
-    );
+    let title = match between {
+        Some(b) => format!(
+            " Events ({} in this tap, {} between the taps) — Enter: jump to the frame ",
+            d.replay.events.len(),
+            b.events.len()
+        ),
+        None => format!(
+            " Events ({}) — Enter: jump to the frame ",
+            d.replay.events.len()
+        ),
+    };
     let table = Table::new(rows, widths)
         .header(header)
         .block(focus_block(title, true))
@@ -554,6 +626,7 @@ const HELP: &[(&str, &str)] = &[
     ),
     ("← → h l", "collapse / expand a tree group"),
     ("f", "display filter (the list shows matching frames)"),
+    ("T", "--tap: the other tap's frames"),
     ("/", "search (n / N: next / previous match)"),
     ("Esc", "drop the filter and the search"),
     (
