@@ -239,9 +239,13 @@ fn misuse_is_one_line_or_said_in_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let cap = |n: &str| root.join("captures").join(n).display().to_string();
-    // one tap, three taps: one line, exit 2
-    for taps in [vec![cap("mixed.pcap")], vec![cap("mixed.pcap"); 3]] {
-        let mut args = vec!["analyze"];
+    // one tap, three taps: one line, exit 2 (the inspector says so before taking the screen)
+    for (cmd, taps) in [
+        ("analyze", vec![cap("mixed.pcap")]),
+        ("analyze", vec![cap("mixed.pcap"); 3]),
+        ("inspect", vec![cap("mixed.pcap")]),
+    ] {
+        let mut args = vec![cmd];
         for t in &taps {
             args.extend(["--tap", t.as_str()]);
         }
