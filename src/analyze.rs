@@ -206,8 +206,8 @@ fn live_lines(engine: &replay::Engine, new: &[replay::Finding]) -> Vec<String> {
             let counts = counts.join(", ");
             match flow.and_then(|id| engine.flows().get(id as usize)) {
                 Some(f) => format!(
-                    "flow {} {} → {} QP {:#08x}: {counts} (lost {} so far)",
-                    f.id, f.key.src, f.key.dst, f.key.dest_qp, f.psn.counters.lost
+                    "flow {} {}: {counts} (lost {} so far)",
+                    f.id, f.key, f.psn.counters.lost
                 ),
                 None => format!("capture: {counts}"),
             }

@@ -73,7 +73,8 @@ pub fn run(cfg: &GenerateConfig) -> anyhow::Result<Vec<(PathBuf, GenerateSummary
     if let Some(path) = &cfg.truth {
         let json = match taps.as_slice() {
             [tx, rx] => serde_json::to_string_pretty(&two_tap_truth(tx, rx))?,
-            _ => serde_json::to_string_pretty(&taps.iter().map(Generator::truth).next())?,
+            [one] => serde_json::to_string_pretty(&one.truth())?,
+            _ => anyhow::bail!("{}: no capture generated", cfg.scenario.display()),
         };
         write_file(path, json.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
     }

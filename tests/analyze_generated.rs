@@ -14,7 +14,7 @@ use rocescope_generator::{Generator, MAX_FRAME_LEN, Scenario};
 use serde_json::Value;
 
 mod common;
-use common::{Rng, check, compare, random_scenario};
+use common::{Rng, check, compare, random_scenario, scenarios};
 
 /// Analyze a generated scenario in memory; returns (report JSON, truth JSON).
 fn run(path: &Path, seed: u64) -> (Value, Value) {
@@ -61,13 +61,7 @@ fn run_text(text: &str, path: &Path, seed: u64) -> (Value, Value) {
 
 #[test]
 fn generated_scenarios_match_truth() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("generator/scenarios");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    paths.sort();
+    let paths = scenarios();
     assert!(!paths.is_empty());
     let mut diffs = Vec::new();
     for path in &paths {

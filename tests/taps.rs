@@ -4,7 +4,7 @@
 //! equals its own truth, and per flow `between_taps` equals the truth of what happened between
 //! the taps: counts exactly, delays within 2 µs. Then the ways `--tap` can be misused.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use rocescope::analyze::AnalyzeConfig;
@@ -15,7 +15,17 @@ use rocescope_generator::Scenario;
 use serde_json::Value;
 
 mod common;
-use common::{Rng, check, find, random_scenario};
+use common::{Rng, check, find, random_scenario, scenarios};
+
+/// The counts of `between_taps`, equal to the truth's.
+const COUNTS: [&str; 6] = [
+    "matched",
+    "dropped",
+    "corrupted",
+    "appeared",
+    "reordered",
+    "ecn_marked",
+];
 
 /// Delays may differ from the truth by the clock estimate's error and the jitter.
 const DELAY_TOLERANCE_NS: i64 = 2_000;
@@ -101,14 +111,7 @@ fn check_between(name: &str, got: &Value, truth: &Value, diffs: &mut Vec<String>
             ));
         }
         let (t, g) = (&tf["between_taps"], &gf["between_taps"]);
-        for k in [
-            "matched",
-            "dropped",
-            "corrupted",
-            "appeared",
-            "reordered",
-            "ecn_marked",
-        ] {
+        for k in COUNTS {
             if t[k] != g[k] {
                 diffs.push(format!("{at}.{k}: truth {}, analyze {}", t[k], g[k]));
             }
@@ -134,17 +137,6 @@ fn check_between(name: &str, got: &Value, truth: &Value, diffs: &mut Vec<String>
             }
         }
     }
-}
-
-fn scenarios() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("generator/scenarios");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    paths.sort();
-    paths
 }
 
 #[test]
@@ -209,14 +201,7 @@ fn random_fault_placement_at_both_points_matches_truth() {
         diffs.join("\n")
     );
     eprintln!("random scenarios at both points: {totals:?}");
-    for k in [
-        "matched",
-        "dropped",
-        "corrupted",
-        "appeared",
-        "reordered",
-        "ecn_marked",
-    ] {
+    for k in COUNTS {
         assert!(
             totals.get(k).copied().unwrap_or(0) > 0,
             "no {k}: {totals:?}"

@@ -10,6 +10,33 @@ struct Tmux {
 }
 
 impl Tmux {
+    /// A tmux server of its own running `script` in a `width`×40 window; `None` (with a
+    /// notice) where tmux is not installed.
+    fn start(name: &str, width: u16, script: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("notice: tmux is not installed; skipping the {name} end-to-end test");
+            return None;
+        }
+        let tmux = Tmux {
+            socket: format!("rocescope-e2e-{name}-{}", std::process::id()),
+        };
+        let width = width.to_string();
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "e2e",
+            "-x",
+            &width,
+            "-y",
+            "40",
+            "sh",
+            "-c",
+            script,
+        ]);
+        Some(tmux)
+    }
+
     fn run(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
             .arg("-L")
@@ -66,10 +93,6 @@ impl Drop for Tmux {
 
 #[test]
 fn inspect_in_a_pty() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("notice: tmux is not installed; skipping the inspect end-to-end test");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let bin = env!("CARGO_BIN_EXE_rocescope");
     let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/loss_gbn.pcap");
@@ -78,22 +101,9 @@ fn inspect_in_a_pty() {
         "stty -g > {d}/before; {bin} inspect {cap}; echo EXIT=$? > {d}/exit; stty -g > {d}/after; echo DONE; sleep 60",
         cap = cap.display()
     );
-    let tmux = Tmux {
-        socket: format!("rocescope-e2e-{}", std::process::id()),
+    let Some(tmux) = Tmux::start("inspect", 120, &script) else {
+        return;
     };
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "e2e",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "sh",
-        "-c",
-        &script,
-    ]);
     // the replay's count and the first rows (the replay can finish before the list shows)
     tmux.wait_until("the events counted and the first frames listed", |s| {
         s.contains("58 events") && s.contains("RC_RDMA_WRITE_FIRST QP=0x000601 PSN=0")
@@ -137,10 +147,6 @@ fn inspect_in_a_pty() {
 /// between the taps, the events between them, `T` to the other tap.
 #[test]
 fn inspect_two_taps_in_a_pty() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("notice: tmux is not installed; skipping the inspect --tap end-to-end test");
-        return;
-    }
     let bin = env!("CARGO_BIN_EXE_rocescope");
     let caps = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
     let script = format!(
@@ -148,22 +154,9 @@ fn inspect_two_taps_in_a_pty() {
         caps.join("two_taps.tx.pcap").display(),
         caps.join("two_taps.rx.pcap").display()
     );
-    let tmux = Tmux {
-        socket: format!("rocescope-e2e-taps-{}", std::process::id()),
+    let Some(tmux) = Tmux::start("inspect-tap", 160, &script) else {
+        return;
     };
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "e2e",
-        "-x",
-        "160",
-        "-y",
-        "40",
-        "sh",
-        "-c",
-        &script,
-    ]);
     tmux.wait_for("two_taps.tx.pcap (tap 0 of 2");
     tmux.keys(&["2"]);
     let s = tmux.wait_for("Reord");

@@ -16,6 +16,7 @@ use crate::config::AnalyzeFormat as Format;
 use crate::outfile::AtomicFile;
 use crate::replay::between::{Between, BetweenEvent};
 use crate::replay::{FlowKey, Replay, taps};
+use crate::units;
 
 /// What `analyze --tap` produced.
 #[derive(Debug)]
@@ -148,6 +149,7 @@ struct ConnectionJson {
 }
 
 #[derive(Serialize)]
+/// A flow's key as the report's flows have it (`src`, `dst`, `destqp`).
 struct KeyJson {
     src: String,
     dst: String,
@@ -166,9 +168,8 @@ impl KeyJson {
 
 #[derive(Serialize)]
 struct FlowJson {
-    src: String,
-    dst: String,
-    destqp: u32,
+    #[serde(flatten)]
+    key: KeyJson,
     /// Its packets in each tap.
     packets: [u64; 2],
     /// The tap its packets pass first (0 or 1), null when nothing of it matched.
@@ -198,9 +199,8 @@ struct DelayJson {
 #[derive(Serialize)]
 struct EventJson {
     kind: &'static str,
-    src: String,
-    dst: String,
-    destqp: u32,
+    #[serde(flatten)]
+    key: KeyJson,
     opcode: u8,
     psn: u32,
     /// The frame numbers in each tap (null where it is not there).
@@ -253,9 +253,7 @@ fn report<'a>(cfg: &AnalyzeConfig, taps: &'a [Replay], between: &Between) -> Rep
             .flows
             .iter()
             .map(|f| FlowJson {
-                src: f.key.src.to_string(),
-                dst: f.key.dst.to_string(),
-                destqp: f.key.dest_qp,
+                key: KeyJson::new(&f.key),
                 packets: f.packets,
                 upstream: f.upstream,
                 between_taps: BetweenJson {
@@ -286,9 +284,7 @@ fn event_json(between: &Between, e: &BetweenEvent) -> Option<EventJson> {
     let k = between.flows.get(e.flow as usize)?.key;
     Some(EventJson {
         kind: e.kind.name(),
-        src: k.src.to_string(),
-        dst: k.dst.to_string(),
-        destqp: k.dest_qp,
+        key: KeyJson::new(&k),
         opcode: e.opcode,
         psn: e.psn,
         frames: e.frames,
@@ -374,8 +370,8 @@ fn write_text(
     match between.offset_ns {
         Some(o) => writeln!(
             out,
-            "clock offset (tap 1 − tap 0): {} over {} connection(s)",
-            signed_ns(o),
+            "clock offset (tap 1 − tap 0): {} s over {} connection(s)",
+            rel_seconds(o),
             between.connections.len()
         )?,
         None => writeln!(
@@ -408,9 +404,9 @@ fn write_text(
     let shown = cfg.flows.unwrap_or(usize::MAX);
     for f in flows.iter().take(shown) {
         let c = &f.counts;
-        let name = format!("{} → {} QP {:#08x}", f.key.src, f.key.dst, f.key.dest_qp);
+        let name = f.key.to_string();
         let up = f.upstream.map_or("-".to_owned(), |u| u.to_string());
-        let d = |v: Option<i64>| v.map_or("-".to_owned(), signed_ns);
+        let d = |v: Option<i64>| v.map_or("-".to_owned(), signed_duration);
         writeln!(
             out,
             "{name:<40} {up:>2} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>12} {:>12}",
@@ -437,11 +433,9 @@ fn write_text(
             let frame = |v: Option<u64>| v.map_or("-".to_owned(), |n| n.to_string());
             writeln!(
                 out,
-                "  {:<18} {} → {} QP {:#08x} PSN {} (frame {} in tap 0, {} in tap 1)",
+                "  {:<18} {} PSN {} (frame {} in tap 0, {} in tap 1)",
                 e.kind.name(),
-                f.key.src,
-                f.key.dst,
-                f.key.dest_qp,
+                f.key,
                 e.psn,
                 frame(e.frames[0]),
                 frame(e.frames[1])
@@ -451,13 +445,15 @@ fn write_text(
     Ok(())
 }
 
-fn signed_ns(v: i64) -> String {
-    let sign = if v < 0 { "-" } else { "" };
-    let a = v.unsigned_abs();
-    match a {
-        0..1_000 => format!("{sign}{a} ns"),
-        1_000..1_000_000 => format!("{sign}{:.1} µs", a as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{sign}{:.3} ms", a as f64 / 1e6),
-        _ => format!("{sign}{:.6} s", a as f64 / 1e9),
-    }
+/// Seconds with six decimals, as `dissect` writes relative times.
+fn rel_seconds(ns: i64) -> String {
+    let mut s = String::new();
+    let _ = units::rel_time(&mut s, i128::from(ns));
+    s
+}
+
+/// A delay as the report writes durations, negative ones with a minus.
+fn signed_duration(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    format!("{sign}{}", units::Duration(ns.unsigned_abs()))
 }

@@ -144,6 +144,33 @@ pub struct Between {
     pub estimate_ns: i64,
 }
 
+/// The time differences (second tap's time minus the first's) of one direction of a
+/// connection, as §6.8's clock rule reads them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Differences {
+    pub median: i64,
+    pub min: i64,
+    pub max: i64,
+}
+
+/// §6.8's clock rule for one connection, whose two directions differ by `a` and `b`: the one
+/// with the larger median travels from the first tap to the second, and the offset is the
+/// midpoint between its smallest difference and the other's largest. Returns whether `a` is
+/// that one, and the offset.
+#[must_use]
+pub fn connection_offset(a: Differences, b: Differences) -> (bool, i64) {
+    let a_forward = a.median >= b.median;
+    let (forward, backward) = if a_forward { (a, b) } else { (b, a) };
+    (a_forward, forward.min + (backward.max - forward.min) / 2)
+}
+
+/// The median of `v` (the lower one of an even count, as nearest rank gives), sorting it.
+#[must_use]
+pub fn median(v: &mut [i64]) -> Option<i64> {
+    v.sort_unstable();
+    v.get(v.len().checked_sub(1)? / 2).copied()
+}
+
 /// Samples of a signed quantity, as two [`Sketch`]es.
 #[derive(Debug, Clone, Default)]
 struct SignedSketch {
@@ -496,20 +523,21 @@ impl Matcher {
             let (Some(&ia), Some(&ib)) = (self.index.get(a), self.index.get(b)) else {
                 continue;
             };
-            let (fa, fb) = (&self.flows[ia as usize], &self.flows[ib as usize]);
-            let (Some(ma), Some(mb)) = (fa.d_median.percentile(50), fb.d_median.percentile(50))
-            else {
-                continue;
+            let differences = |f: &FlowState| {
+                Some(Differences {
+                    median: f.d_median.percentile(50)?,
+                    min: f.d_min?,
+                    max: f.d_max?,
+                })
             };
-            // the flow with the larger median difference goes from the first tap to the second
-            let (fwd, bwd) = if ma >= mb { (ia, ib) } else { (ib, ia) };
-            let (Some(lo), Some(hi)) = (
-                self.flows[fwd as usize].d_min,
-                self.flows[bwd as usize].d_max,
+            let (Some(da), Some(db)) = (
+                differences(&self.flows[ia as usize]),
+                differences(&self.flows[ib as usize]),
             ) else {
                 continue;
             };
-            let offset = lo + (hi - lo) / 2;
+            let (a_forward, offset) = connection_offset(da, db);
+            let (fwd, bwd) = if a_forward { (ia, ib) } else { (ib, ia) };
             flow_offset[fwd as usize] = Some(offset);
             flow_offset[bwd as usize] = Some(offset);
             offsets.push(ConnectionOffset {
@@ -518,11 +546,7 @@ impl Matcher {
                 offset_ns: offset,
             });
         }
-        let offset_ns = {
-            let mut v: Vec<i64> = offsets.iter().map(|c| c.offset_ns).collect();
-            v.sort_unstable();
-            v.get((v.len().max(1) - 1) / 2).copied()
-        };
+        let offset_ns = median(&mut offsets.iter().map(|c| c.offset_ns).collect::<Vec<_>>());
         let est = self.estimate_ns;
         let flows = self
             .flows

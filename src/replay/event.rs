@@ -55,6 +55,13 @@ pub struct FlowKey {
     pub dest_qp: u32,
 }
 
+/// `src → dst QP 0x000601`, as the reports and the inspector name a flow.
+impl std::fmt::Display for FlowKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} → {} QP {:#08x}", self.src, self.dst, self.dest_qp)
+    }
+}
+
 impl FlowKey {
     /// The same address pair the other way round, towards `dest_qp`.
     #[must_use]

@@ -112,24 +112,32 @@ impl Sketch {
     /// 0 without samples.
     #[must_use]
     pub fn at_rank(&self, r: u64) -> u64 {
+        let [v] = self.at_ranks([r]);
+        v
+    }
+
+    /// [`Sketch::at_rank`] of several ranks (the exact samples sorted once).
+    fn at_ranks<const N: usize>(&self, ranks: [u64; N]) -> [u64; N] {
         if self.count == 0 {
-            return 0;
+            return [0; N];
         }
-        let r = r.clamp(1, self.count);
+        let ranks = ranks.map(|r| r.clamp(1, self.count));
         if self.hist.is_empty() {
             let mut v = self.exact.clone();
             v.sort_unstable();
-            return v[usize::try_from(r - 1).unwrap_or(0).min(v.len() - 1)];
+            return ranks.map(|r| v[usize::try_from(r - 1).unwrap_or(0).min(v.len() - 1)]);
         }
-        let mut seen = 0u64;
-        for (i, &c) in self.hist.iter().enumerate() {
-            seen += u64::from(c);
-            if seen >= r {
-                let b = self.hist_base + u32::try_from(i).unwrap_or(0);
-                return bucket_value(b).min(self.max);
+        ranks.map(|r| {
+            let mut seen = 0u64;
+            for (i, &c) in self.hist.iter().enumerate() {
+                seen += u64::from(c);
+                if seen >= r {
+                    let b = self.hist_base + u32::try_from(i).unwrap_or(0);
+                    return bucket_value(b).min(self.max);
+                }
             }
-        }
-        self.max
+            self.max
+        })
     }
 
     #[must_use]
@@ -138,10 +146,11 @@ impl Sketch {
             return Summary::default();
         }
         let rank = |q: u64| -> u64 { (self.count * q).div_ceil(100).max(1) };
+        let [p50, p99] = self.at_ranks([rank(50), rank(99)]);
         Summary {
             samples: self.count,
-            p50: self.at_rank(rank(50)),
-            p99: self.at_rank(rank(99)),
+            p50,
+            p99,
             max: self.max,
         }
     }

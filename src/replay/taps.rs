@@ -8,8 +8,7 @@
 //! rule on them) and the direction of the flows they hold; the offset reported is §6.8's rule
 //! over every matched packet, computed by the matcher at the end.
 
-// Indexing cannot panic here: taps (0 or 1) index arrays of two, and a median is taken of a
-// list checked to be non-empty.
+// Indexing cannot panic here: taps (0 or 1) index arrays of two.
 #![allow(clippy::indexing_slicing)]
 
 use std::collections::{BTreeMap, HashMap};
@@ -19,7 +18,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use anyhow::{Context as _, bail};
 
-use super::between::{Between, Matcher, Sighting};
+use super::between::{Between, Differences, Matcher, Sighting, connection_offset, median};
 use super::{EngineConfig, FlowKey, Observer, PacketEvent, Replay};
 use crate::capture;
 use crate::frame::FrameView;
@@ -284,28 +283,24 @@ impl Estimate {
             };
             pairs.entry((lo, hi)).or_default()[way].extend(ds);
         }
-        let median = |v: &mut Vec<i64>| {
-            v.sort_unstable();
-            v[(v.len() - 1) / 2]
+        let differences = |v: &mut Vec<i64>| {
+            Some(Differences {
+                median: median(v)?,
+                min: *v.first()?,
+                max: *v.last()?,
+            })
         };
         let mut offsets = Vec::new();
         let mut forward_way: BTreeMap<(super::Addr, super::Addr), usize> = BTreeMap::new();
         for (pair, [w0, w1]) in &mut pairs {
-            if w0.is_empty() || w1.is_empty() {
+            let (Some(d0), Some(d1)) = (differences(w0), differences(w1)) else {
                 continue;
-            }
-            let fwd = usize::from(median(w1) > median(w0));
-            let (f, b) = if fwd == 0 { (&*w0, &*w1) } else { (&*w1, &*w0) };
-            let lo = f.iter().copied().min().unwrap_or(0);
-            let hi = b.iter().copied().max().unwrap_or(0);
-            offsets.push(lo + (hi - lo) / 2);
-            forward_way.insert(*pair, fwd);
+            };
+            let (w0_forward, offset) = connection_offset(d0, d1);
+            offsets.push(offset);
+            forward_way.insert(*pair, usize::from(!w0_forward));
         }
-        let offset_ns = if offsets.is_empty() {
-            by_flow.values().flatten().copied().min()
-        } else {
-            Some(median(&mut offsets))
-        };
+        let offset_ns = median(&mut offsets).or_else(|| by_flow.values().flatten().copied().min());
         let upstream = by_flow
             .keys()
             .map(|key| {

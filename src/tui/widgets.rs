@@ -115,10 +115,7 @@ pub fn render_psn(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let head_text = vec![
         Line::from(vec![
             Span::styled(
-                format!(
-                    " Flow {}: {} → {} QP {:#08x}",
-                    flow.id, flow.key.src, flow.key.dst, flow.key.dest_qp
-                ),
+                format!(" Flow {}: {}", flow.id, flow.key),
                 Style::new().add_modifier(Modifier::BOLD),
             ),
             Span::raw(format!(

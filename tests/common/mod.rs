@@ -329,3 +329,16 @@ pub fn random_scenario(rng: &mut Rng, i: u64) -> String {
     }
     text
 }
+
+/// The scenario files of `generator/scenarios/`, sorted.
+#[allow(dead_code)]
+pub fn scenarios() -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("generator/scenarios");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .expect("generator/scenarios")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    paths
+}
