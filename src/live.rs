@@ -7,7 +7,7 @@
 //! else is done with its frames, which is what keeps kernel drops away); [`LiveSource`] then
 //! hands the frames out one at a time. Backends:
 //! - the Linux packet socket with a memory-mapped TPACKET_V3 ring ([`packet_socket`], the
-//!   default; the `netring` crate does the ring, so no `unsafe` here);
+//!   default; the `netring` crate does the ring);
 //! - libpcap ([`libpcap`], cargo feature `libpcap`), the only way to RDMA devices
 //!   (`-i mlx5_0`), whose offloaded RoCE traffic never reaches a packet socket.
 //!
@@ -23,6 +23,8 @@ pub mod filter;
 mod libpcap;
 #[cfg(feature = "live")]
 mod packet_socket;
+#[cfg(feature = "live")]
+pub(crate) mod tx_ring;
 
 #[cfg(feature = "libpcap")]
 pub use libpcap::filter_expression as libpcap_filter_expression;

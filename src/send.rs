@@ -127,8 +127,11 @@ pub fn send_into(
                     return Ok(ControlFlow::Break(())); // the next frame is due after the deadline
                 }
                 wait_until(start, due);
+                sink.send(time_ns, frame)?;
+                sink.flush()?; // it is due now, not when the sink's batch is full
+            } else {
+                sink.send(time_ns, frame)?;
             }
-            sink.send(time_ns, frame)?;
             s.frames += 1;
             s.bytes += frame.len() as u64;
         }

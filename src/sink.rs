@@ -47,6 +47,15 @@ pub trait FrameSink {
     /// The final flush fails.
     fn finish(&mut self) -> io::Result<()>;
 
+    /// Sends on what a sink that batches has queued (a NIC's TX ring); file and memory sinks
+    /// have nothing to do.
+    ///
+    /// # Errors
+    /// The underlying send fails.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
     /// Room for building the next frame in place: at least `max_len` bytes (holding stale
     /// data: the builder writes every byte of its frame), or `None` when the sink cannot take
     /// frames that way (then use [`FrameSink::send`]). Nothing is written until
@@ -82,6 +91,9 @@ impl<S: FrameSink + ?Sized> FrameSink for Box<S> {
     }
     fn finish(&mut self) -> io::Result<()> {
         (**self).finish()
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        (**self).flush()
     }
     fn frame_buffer(&mut self, max_len: usize) -> io::Result<Option<&mut [u8]>> {
         (**self).frame_buffer(max_len)
@@ -656,38 +668,71 @@ impl<S: FileWriter> FrameSink for AtomicSink<S> {
     }
 }
 
-/// Sends every frame on a network interface through an `AF_PACKET` socket (pnet's datalink
-/// channel). Timestamps are ignored: pacing is the caller's business. Frames are sent from the
-/// caller's buffer, without a copy; a frame the kernel refuses for lack of buffer space
-/// (`ENOBUFS`, `EAGAIN`: a full queue at top speed) is sent again until it goes.
+/// Sends every frame on a network interface through an `AF_PACKET` socket with a memory-mapped
+/// TX ring ([`crate::live::tx_ring`], `PACKET_QDISC_BYPASS`): frames are copied into the ring
+/// and the kernel is told to send what it holds every [`KICK_EVERY`] frames and on
+/// [`FrameSink::flush`]: one system call for many frames, where a plain socket takes one per
+/// frame. Timestamps are ignored: pacing is the caller's business (it flushes each frame when
+/// it paces). A frame the device could not take stays in the ring and goes with the next kick;
+/// when the ring is full, the sender waits for it to drain.
 #[cfg(feature = "live")]
 pub struct LiveSink {
-    /// A blocking AF_PACKET socket bound to the interface: one `write` per frame.
-    /// (pnet's sender polls before every send, which halved the frame rate.)
-    stream: afpacket::sync::RawPacketStream,
-    /// How often a frame had to be sent again because the kernel's queue was full.
+    ring: crate::live::tx_ring::TxRing,
+    /// Frames put in the ring since the kernel was last told to send.
+    queued: usize,
+    /// How often the ring was full when a frame was to go in.
     pub retries: u64,
 }
 
+/// Slots in the TX ring: several of the sender's generated batches, so the kernel drains one
+/// part of it while the next is filled.
+#[cfg(feature = "live")]
+const RING_SLOTS: usize = 2048;
+
+/// Frames queued in the ring before the kernel is told to send them, at top speed.
+#[cfg(feature = "live")]
+const KICK_EVERY: usize = 64;
+
+/// How long the end of a send waits for the interface to take the frames left in the ring.
+#[cfg(feature = "live")]
+const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 #[cfg(feature = "live")]
 impl LiveSink {
-    /// Opens a raw layer-2 socket on the interface called `name`.
+    /// Opens a raw layer-2 socket with a TX ring on the interface called `name`.
     ///
     /// # Errors
     /// No interface has that name (the message lists the ones there are), the process may not
-    /// open raw sockets ("sending needs root or `CAP_NET_RAW`"), or the socket cannot be opened
-    /// or bound. Every message names the interface and fits on one line.
+    /// open raw sockets ("sending needs root or `CAP_NET_RAW`"), or the socket cannot be opened,
+    /// mapped or bound. Every message names the interface and fits on one line.
     pub fn open(name: &str) -> io::Result<Self> {
-        if !pnet_datalink::interfaces().iter().any(|i| i.name == name) {
+        let Some(index) = pnet_datalink::interfaces()
+            .into_iter()
+            .find(|i| i.name == name)
+            .map(|i| i.index)
+        else {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 crate::live::no_such_interface(name),
             ));
-        }
-        let mut stream =
-            afpacket::sync::RawPacketStream::new().map_err(|e| live_open_error(name, &e))?;
-        stream.bind(name).map_err(|e| live_open_error(name, &e))?;
-        Ok(LiveSink { stream, retries: 0 })
+        };
+        let ring = crate::live::tx_ring::TxRing::open(
+            index,
+            rocescope_generator::MAX_FRAME_LEN,
+            RING_SLOTS,
+        )
+        .map_err(|e| live_open_error(name, &e))?;
+        Ok(LiveSink {
+            ring,
+            queued: 0,
+            retries: 0,
+        })
+    }
+
+    /// Tells the kernel to send what the ring holds.
+    fn kick(&mut self) -> io::Result<()> {
+        self.queued = 0;
+        self.ring.kick()
     }
 }
 
@@ -707,36 +752,39 @@ fn live_open_error(name: &str, err: &io::Error) -> io::Error {
 #[cfg(feature = "live")]
 impl FrameSink for LiveSink {
     fn send(&mut self, _time_ns: u64, frame: &[u8]) -> io::Result<()> {
-        use std::io::Write;
-        loop {
-            match self.stream.write(frame) {
-                Ok(n) if n == frame.len() => return Ok(()),
-                Ok(n) => {
-                    return Err(io::Error::other(format!(
-                        "the interface took {n} of {} bytes of a frame",
-                        frame.len()
-                    )));
-                }
-                Err(e)
-                    if e.kind() == io::ErrorKind::WouldBlock
-                        || e.kind() == io::ErrorKind::Interrupted
-                        || e.raw_os_error() == Some(ENOBUFS) =>
-                {
-                    self.retries += 1;
-                    std::thread::yield_now();
-                }
-                Err(e) => return Err(e),
-            }
+        while !self.ring.push(frame)? {
+            // the ring is full: send what it holds and wait for a slot
+            self.retries += 1;
+            self.kick()?;
+            std::thread::yield_now();
         }
-    }
-    fn finish(&mut self) -> io::Result<()> {
+        self.queued += 1;
+        if self.queued >= KICK_EVERY {
+            self.kick()?;
+        }
         Ok(())
     }
+    fn flush(&mut self) -> io::Result<()> {
+        self.kick()
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        // every frame sent before the summary is made: the time includes the last one
+        let deadline = std::time::Instant::now() + DRAIN_LIMIT;
+        loop {
+            self.kick()?;
+            if self.ring.drained() {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("the interface took no frame for {DRAIN_LIMIT:?}"),
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
 }
-
-/// `ENOBUFS` on Linux: the device queue dropped the frame.
-#[cfg(feature = "live")]
-const ENOBUFS: i32 = 105;
 
 #[cfg(test)]
 mod tests {

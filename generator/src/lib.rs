@@ -16,6 +16,9 @@
 //!
 //! The crate does no I/O and never panics on scenario input.
 
+// No unsafe code here at all (the workspace lint is only `deny`, for the one module of the
+// `rocescope` crate that needs it).
+#![forbid(unsafe_code)]
 // Input never panics the library: no unwrap, expect or panic outside tests, and an index that
 // could fail only in a module that says, at its top, why it cannot.
 #![cfg_attr(
