@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 cargo build --release -q -p rocescope-dissectors --example dissect_count
-bin=target/release/examples/dissect_count
+bin=${CARGO_TARGET_DIR:-target}/release/examples/dissect_count
 count() {
     valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 |
         sed -n 's/.*Collected : \([0-9]*\).*/\1/p'

@@ -505,7 +505,7 @@ impl RoceFrame {
                 emit_udp_header(&mut buf[udp_at..end], src_port, dst_port, transport_len);
                 (
                     Encapsulation::Ipv4 {
-                        header_len: ipv4::HEADER_LEN,
+                        header_len: ipv4::HEADER_LEN as u8,
                     },
                     Some((udp_at, IpAddr::V4(ip.src_addr), IpAddr::V4(ip.dst_addr))),
                 )

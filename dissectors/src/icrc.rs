@@ -33,8 +33,9 @@ const MAX_PREFIX: usize = 60 + UDP_HEADER_LEN + bth::HEADER_LEN;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Encapsulation {
     /// RoCEv2 over IPv4; the IPv4 header is `header_len` bytes (IHL × 4, options
-    /// included, as Scapy covers them; rxe assumes 20 — RoCE traffic has none).
-    Ipv4 { header_len: usize },
+    /// included, as Scapy covers them; rxe assumes 20 — RoCE traffic has none). A byte, as
+    /// IHL × 4 is at most 60: every dissected frame carries this.
+    Ipv4 { header_len: u8 },
     /// RoCEv2 over IPv6 (fixed 40-byte header, no extension headers).
     Ipv6,
     /// RoCEv1: GRH then BTH.
@@ -53,7 +54,7 @@ impl Encapsulation {
     #[must_use]
     pub const fn bth_offset(self) -> usize {
         match self {
-            Encapsulation::Ipv4 { header_len } => header_len + UDP_HEADER_LEN,
+            Encapsulation::Ipv4 { header_len } => header_len as usize + UDP_HEADER_LEN,
             Encapsulation::Ipv6 => IPV6_HEADER_LEN + UDP_HEADER_LEN,
             Encapsulation::RoceV1 => IPV6_HEADER_LEN,
             Encapsulation::IbLocal => LRH_LEN,
@@ -75,6 +76,7 @@ impl Encapsulation {
     fn mask(self, masked: &mut [u8]) {
         match self {
             Encapsulation::Ipv4 { header_len } => {
+                let header_len = usize::from(header_len);
                 masked[1] = 0xFF; // TOS: DSCP + ECN
                 masked[8] = 0xFF; // TTL
                 masked[10..12].fill(0xFF); // header checksum
@@ -586,6 +588,7 @@ mod test {
         let Encapsulation::Ipv4 { header_len } = e else {
             unreachable!()
         };
+        let header_len = usize::from(header_len);
         m[1] = 0xFF;
         m[8] = 0xFF;
         m[10] = 0xFF;

@@ -60,6 +60,7 @@ impl Default for DissectOptions<'_> {
 static DEFAULT_OPTIONS: DissectOptions<'static> = DissectOptions::DEFAULT;
 
 impl DissectOptions<'_> {
+    #[inline]
     fn is_roce_port(&self, port: u16) -> bool {
         port == ROCEV2_PORT || self.roce_ports.contains(&port)
     }
@@ -1158,7 +1159,10 @@ fn ipv4_layer<'a>(d: &mut Dissected<'a>, at: usize, options: &DissectOptions<'_>
         }
         return cut.map_or(Ok(()), Err);
     }
-    let encapsulation = Encapsulation::Ipv4 { header_len };
+    // IHL × 4: at most 60
+    let encapsulation = Encapsulation::Ipv4 {
+        header_len: u8::try_from(header_len).unwrap_or(u8::MAX),
+    };
     udp_layer(
         d,
         at,
