@@ -865,13 +865,34 @@ fn walk<'a>(
 
 #[inline]
 fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'_>) -> Result<()> {
+    walk_from(d, start, options, true)
+}
+
+/// The walk; `quick` lets a mirrored or overlay frame of the usual shape skip decoding its
+/// outer layers ([`plain_tunnel`]); the result is the same either way.
+#[inline(always)]
+fn walk_from<'a>(
+    d: &mut Dissected<'a>,
+    start: Start,
+    options: &DissectOptions<'_>,
+    quick: bool,
+) -> Result<()> {
     let frame = d.frame;
     let (ethertype, at) = match start {
         Start::Ethernet => {
-            let eth = ethernet::Frame::new_checked(frame)?;
+            // the innermost Ethernet header of a plain tunnel, or the frame's own
+            let base = if quick && may_be_tunnel(frame) {
+                plain_tunnel(d, options)
+            } else {
+                0
+            };
+            let rest = frame.get(base..).unwrap_or(&[]);
+            let eth = ethernet::Frame::new_checked(rest).map_err(|e| e.rebased(base))?;
             let ethertype = eth.ethertype();
             d.eth = Some(eth);
-            (ethertype, ethernet::HEADER_LEN)
+            // 0 (where it already is) for a bare frame
+            d.eth_at = u16::try_from(base).unwrap_or(u16::MAX);
+            (ethertype, base + ethernet::HEADER_LEN)
         }
         Start::Sll => {
             let sll = sll::Header::new_checked(frame)?;
@@ -938,6 +959,75 @@ fn walk_into<'a>(d: &mut Dissected<'a>, start: Start, options: &DissectOptions<'
         }
     };
     vlan_and_network(d, ethertype, at, options)
+}
+
+/// Whether the frame may be IPv4 carrying GRE or VXLAN (a few loads and compares: every frame
+/// that starts with Ethernet pays them; a bare RoCEv2 frame fails the last one).
+#[inline(always)]
+fn may_be_tunnel(frame: &[u8]) -> bool {
+    let Some(head) = frame.first_chunk::<{ ethernet::HEADER_LEN + ipv4::HEADER_LEN }>() else {
+        return false;
+    };
+    if head[12..14] != EtherType::IPV4.0.to_be_bytes() {
+        return false;
+    }
+    match IpProtocol(head[23]) {
+        IpProtocol::GRE => true,
+        IpProtocol::UDP => {
+            let dst = ethernet::HEADER_LEN + usize::from(head[14] & 0x0F) * 4 + 2;
+            frame.get(dst..dst + 2) == Some(&vxlan::VXLAN_PORT.to_be_bytes()[..])
+        }
+        _ => false,
+    }
+}
+
+/// Where the frame a mirror session or an overlay carries starts, when the outer layers are the
+/// usual ones and consistent: Ethernet without VLAN tags, a whole IPv4 datagram (not a fragment,
+/// not cut short, its length fields agreeing), then GRE (ERSPAN I/II/III or TEB, as
+/// [`encap::after_gre`] reads it) or UDP to VXLAN, with an Ethernet frame inside. `d` is left as
+/// decoding those layers and entering the inner frame would leave it ([`enter`]), and the walk
+/// goes on from the returned offset. 0 for anything else (an outer layer with something to
+/// report, another encapsulation, a configured RoCE port 4789): the full walk decodes it.
+#[cold]
+#[inline(never)]
+fn plain_tunnel(d: &mut Dissected<'_>, options: &DissectOptions<'_>) -> usize {
+    const IP: usize = ethernet::HEADER_LEN;
+    let frame = d.frame;
+    let Some(ip) = frame.get(IP..IP + ipv4::HEADER_LEN) else {
+        return 0;
+    };
+    let ip = ipv4::Packet::new_unchecked(ip);
+    let header_len = usize::from(ip.header_len());
+    let at = IP + header_len;
+    let Some(l4) = usize::from(ip.total_len()).checked_sub(header_len) else {
+        return 0;
+    };
+    let whole = ip.version() == 4
+        && header_len >= ipv4::HEADER_LEN
+        && frame.len() >= at + l4
+        && ip.frag_offset() == 0
+        && !ip.more_frags();
+    let inner = match ip.next_header() {
+        _ if !whole => return 0,
+        IpProtocol::GRE => encap::after_gre(frame, at),
+        IpProtocol::UDP if !options.is_roce_port(vxlan::VXLAN_PORT) => {
+            let udp_len = frame
+                .get(at + 4..at + 6)
+                .map(|b| u16::from_be_bytes([b[0], b[1]]));
+            if !udp_len.is_some_and(|n| (udp::HEADER_LEN..=l4).contains(&usize::from(n))) {
+                return 0;
+            }
+            encap::after_udp_tunnel(frame, at + udp::HEADER_LEN, false)
+        }
+        _ => return 0,
+    };
+    let Ok(Inner::Ethernet(inner)) = inner else {
+        return 0;
+    };
+    d.encap_depth = 1;
+    d.inner_at = u16::try_from(inner).unwrap_or(u16::MAX);
+    d.network_offset = IP; // the outer IPv4 header's, until the inner frame's network layer
+    inner
 }
 
 /// VLAN tags while the EtherType says so, then the network layer.
@@ -1570,5 +1660,224 @@ const fn malformed(layer: Layer, offset: usize, reason: Malformed) -> WireError 
         layer,
         offset,
         reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encap::{erspan, gre};
+    use proptest::prelude::*;
+
+    /// The walk with or without [`plain_tunnel`]'s shortcut.
+    fn walked<'a>(
+        frame: &'a [u8],
+        options: &DissectOptions<'_>,
+        quick: bool,
+    ) -> (Dissected<'a>, Option<WireError>) {
+        let mut d = Dissected::empty(frame);
+        d.rd_as_rd = options.rd_as_rd;
+        d.start = Start::Ethernet;
+        let err = walk_from(&mut d, Start::Ethernet, options, quick).err();
+        (d, err)
+    }
+
+    /// A RoCEv2 RC WRITE FIRST (RETH, 256 bytes of payload) with a valid ICRC.
+    fn roce() -> Vec<u8> {
+        use crate::builder::{ExtReprs, L2, NetworkRepr, Policy, RoceFrame};
+        use crate::ethernet::{Address, Repr as EthRepr};
+        use crate::ib::reth;
+        let repr = RoceFrame {
+            l2: L2::untagged(EthRepr {
+                dst_addr: Address([2, 0, 0, 0, 0, 2]),
+                src_addr: Address([2, 0, 0, 0, 0, 1]),
+                ethertype: EtherType::IPV4,
+            }),
+            network: NetworkRepr::Ipv4 {
+                ip: ipv4::Repr {
+                    src_addr: core::net::Ipv4Addr::new(10, 0, 0, 1),
+                    dst_addr: core::net::Ipv4Addr::new(10, 0, 0, 2),
+                    next_header: IpProtocol::UDP,
+                    payload_len: 0,
+                    hop_limit: 64,
+                    dscp: 26,
+                    ecn: 2,
+                    ident: 1,
+                    dont_frag: true,
+                },
+                src_port: 0xC001,
+                dst_port: ROCEV2_PORT,
+            },
+            bth: crate::BthRepr {
+                opcode: Opcode::RC_RDMA_WRITE_FIRST,
+                solicited_event: false,
+                mig_req: true,
+                pad_count: 0,
+                tver: 0,
+                pkey: 0xFFFF,
+                fecn: false,
+                becn: false,
+                dest_qp: Qpn::new_masked(0x11),
+                ack_req: true,
+                psn: crate::Psn::new_masked(7),
+            },
+            exts: ExtReprs {
+                reth: Some(reth::Repr {
+                    va: 0x7f00_0000_1000,
+                    rkey: 0x1234,
+                    dma_len: 65536,
+                }),
+                ..ExtReprs::default()
+            },
+            payload_len: 256,
+        };
+        let mut buf = vec![0u8; repr.buffer_len()];
+        let n = repr
+            .emit(&mut buf, &Policy::default(), |p| p.fill(0x5A))
+            .unwrap();
+        buf.truncate(n);
+        buf
+    }
+
+    /// `inner` behind Ethernet and IPv4 (protocol `proto`) and `tunnel`'s bytes.
+    fn wrapped(proto: u8, tunnel: &[u8], inner: &[u8]) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0xFE, 2, 2, 0, 0, 0, 0xFE, 1, 0x08, 0x00];
+        let total = u16::try_from(20 + tunnel.len() + inner.len()).unwrap();
+        f.extend_from_slice(&[0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, proto, 0, 0]);
+        f[16..18].copy_from_slice(&total.to_be_bytes());
+        f.extend_from_slice(&[192, 0, 2, 1, 192, 0, 2, 2]);
+        f.extend_from_slice(tunnel);
+        f.extend_from_slice(inner);
+        f
+    }
+
+    /// Frames of every shape the shortcut takes, and some it leaves to the full walk.
+    fn seeds() -> Vec<Vec<u8>> {
+        let inner = roce();
+        let mut out = vec![inner.clone()];
+        for (type3, platform) in [(false, false), (true, false), (true, true)] {
+            let mut t = [0u8; 64];
+            let g = gre::emit(&mut t, gre::proto::ERSPAN_88BE, None, Some(9));
+            let mut n = g + erspan::Repr {
+                type3,
+                vlan: 5,
+                cos: 3,
+                truncated: false,
+                session: 42,
+                index_or_timestamp: 123_456,
+                hw: 1,
+                egress: false,
+            }
+            .emit(&mut t[g..]);
+            if platform {
+                t[n - 1] |= 1; // the O bit: a platform subheader follows
+                n += 8;
+            }
+            out.push(wrapped(47, &t[..n], &inner));
+        }
+        for (proto, key) in [(gre::proto::TEB, Some(5)), (gre::proto::ERSPAN_88BE, None)] {
+            let mut t = [0u8; 16];
+            let n = gre::emit(&mut t, proto, key, None);
+            out.push(wrapped(47, &t[..n], &inner));
+        }
+        // GRE carrying IPv4 (not taken: the inner frame has no Ethernet header)
+        let mut t = [0u8; 8];
+        let n = gre::emit(&mut t, EtherType::IPV4.0, None, None);
+        out.push(wrapped(47, &t[..n], &inner[14..]));
+        // VXLAN: UDP to 4789, then the VXLAN header
+        let mut t = vec![0xC0, 0x01, 0x12, 0xB5, 0, 0, 0, 0];
+        let udp_len = u16::try_from(8 + vxlan::HEADER_LEN + inner.len()).unwrap();
+        t[4..6].copy_from_slice(&udp_len.to_be_bytes());
+        let mut v = [0u8; 8];
+        let n = vxlan::emit_vxlan(&mut v, 5001);
+        t.extend_from_slice(&v[..n]);
+        out.push(wrapped(17, &t, &inner));
+        // ERSPAN in ERSPAN: the shortcut takes the first layer, the full walk the second
+        let twice = out[2].clone();
+        out.push(wrapped(47, &out[2][14 + 20..14 + 20 + 20], &twice));
+        out
+    }
+
+    #[test]
+    fn the_shortcut_takes_the_usual_tunnels() {
+        let seeds = seeds();
+        for (i, f) in seeds.iter().enumerate() {
+            let (q, qe) = walked(f, &DissectOptions::DEFAULT, true);
+            let (s, se) = walked(f, &DissectOptions::DEFAULT, false);
+            assert_eq!((q, qe), (s, se), "seed {i}");
+            if i > 0 {
+                assert!(q.is_encapsulated() && q.roce.is_some(), "seed {i}: {qe:?}");
+                assert_eq!(q.icrc_status(), IcrcStatus::Valid, "seed {i}");
+            }
+        }
+        // taken: the ERSPAN, TEB and VXLAN frames
+        let mut probe = Dissected::empty(&seeds[2]);
+        assert_eq!(
+            plain_tunnel(&mut probe, &DissectOptions::DEFAULT),
+            14 + 20 + 8 + 12
+        );
+        let mut probe = Dissected::empty(&seeds[7]);
+        assert_eq!(
+            plain_tunnel(&mut probe, &DissectOptions::DEFAULT),
+            14 + 20 + 8 + 8
+        );
+        // left: GRE carrying IP, and VXLAN's port configured as a RoCE port
+        let mut probe = Dissected::empty(&seeds[6]);
+        assert_eq!(plain_tunnel(&mut probe, &DissectOptions::DEFAULT), 0);
+        let vxlan_is_roce = DissectOptions {
+            roce_ports: &[vxlan::VXLAN_PORT],
+            ..DissectOptions::DEFAULT
+        };
+        let mut probe = Dissected::empty(&seeds[7]);
+        assert_eq!(plain_tunnel(&mut probe, &vxlan_is_roce), 0);
+        assert_eq!(
+            walked(&seeds[7], &vxlan_is_roce, true),
+            walked(&seeds[7], &vxlan_is_roce, false)
+        );
+        // the outer datagram ending at every length, with the frame: the inner frame is cut at
+        // every length, its Ethernet header too (the outer layers are still consistent)
+        for (i, seed) in seeds.iter().enumerate().skip(1) {
+            for total in 20..seed.len() - 14 {
+                let mut f = seed.clone();
+                f[16..18].copy_from_slice(&u16::try_from(total).unwrap().to_be_bytes());
+                f.truncate(14 + total);
+                let (q, qe) = walked(&f, &DissectOptions::DEFAULT, true);
+                assert_eq!(
+                    (q, qe),
+                    walked(&f, &DissectOptions::DEFAULT, false),
+                    "{i} {total}"
+                );
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// Whatever the bytes, the shortcut leaves exactly what the full walk leaves: the
+        /// layers, the offsets and the first problem.
+        #[test]
+        fn the_shortcut_equals_the_full_walk(
+            seed in 0usize..9,
+            edits in proptest::collection::vec((0usize..160, any::<u8>()), 0..4),
+            cut in proptest::option::of(0usize..400),
+            vxlan_is_roce in any::<bool>(),
+        ) {
+            let mut f = seeds()[seed].clone();
+            for (at, byte) in edits {
+                if let Some(b) = f.get_mut(at) {
+                    *b = byte;
+                }
+            }
+            if let Some(n) = cut {
+                f.truncate(n);
+            }
+            let ports = [vxlan::VXLAN_PORT];
+            let options = DissectOptions {
+                roce_ports: if vxlan_is_roce { &ports } else { &[] },
+                ..DissectOptions::DEFAULT
+            };
+            prop_assert_eq!(walked(&f, &options, true), walked(&f, &options, false));
+        }
     }
 }
