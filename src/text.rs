@@ -69,9 +69,107 @@ pub fn ipv4(octets: [u8; 4]) -> ([u8; 16], usize) {
     (s, n - 1)
 }
 
+/// `v`'s decimal digits appended to `out` (itoa: a frame's numbers without the `fmt`
+/// machinery, which was the larger part of `dissect`'s text output).
+#[inline]
+pub fn push_dec(out: &mut String, v: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(v));
+}
+
+/// `0x` and `v` in lowercase hex with at least `digits` digits, as `{:#0w$x}` writes it with
+/// `w = digits + 2`.
+#[inline]
+pub fn push_hex(out: &mut String, v: u64, digits: usize) {
+    let used = (64 - v.leading_zeros() as usize).div_ceil(4).max(digits).clamp(1, 16);
+    out.push_str("0x");
+    for i in (0..used).rev() {
+        out.push(char::from(HEX[((v >> (4 * i)) & 0xF) as usize]));
+    }
+}
+
+/// `s` in a column of `width` characters: after the padding (`right`, as `{:>w}`) or before
+/// it (as `{:<w}`).
+#[inline]
+pub fn push_padded(out: &mut String, s: &str, width: usize, right: bool) {
+    let len = if s.is_ascii() { s.len() } else { s.chars().count() };
+    let pad = width.saturating_sub(len);
+    if right {
+        out.extend(std::iter::repeat_n(' ', pad));
+        out.push_str(s);
+    } else {
+        out.push_str(s);
+        out.extend(std::iter::repeat_n(' ', pad));
+    }
+}
+
+/// A time relative to the first frame, in seconds with microseconds (`0.000123`, `-1.500000`),
+/// as [`crate::units::rel_time`] writes it.
+#[inline]
+pub fn push_rel_time(out: &mut String, ns: i128) {
+    let us = (ns.unsigned_abs() + 500) / 1000;
+    match u64::try_from(us / 1_000_000) {
+        Ok(secs) => {
+            if ns < 0 {
+                out.push('-');
+            }
+            push_dec(out, secs);
+            out.push('.');
+            // Lossless: below 1,000,000.
+            let frac = (us % 1_000_000) as u32;
+            let mut b = itoa::Buffer::new();
+            let digits = b.format(frac);
+            out.extend(std::iter::repeat_n('0', 6 - digits.len()));
+            out.push_str(digits);
+        }
+        Err(_) => {
+            let _ = crate::units::rel_time(out, ns);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::net::Ipv4Addr;
+
+    #[test]
+    fn numbers_read_as_fmt_writes_them() {
+        let mut s = String::new();
+        for v in [0u64, 1, 9, 10, 0xFF_FFFF, 0x100_0000, u64::from(u32::MAX), u64::MAX] {
+            s.clear();
+            super::push_dec(&mut s, v);
+            assert_eq!(s, v.to_string());
+            for digits in [1, 2, 6, 8] {
+                s.clear();
+                super::push_hex(&mut s, v, digits);
+                assert_eq!(s, format!("{v:#0w$x}", w = digits + 2), "{v} {digits}");
+            }
+        }
+        for (text, width) in [("10.0.0.1", 17), ("", 3), ("too long for it", 5), ("→é", 4)] {
+            s.clear();
+            super::push_padded(&mut s, text, width, true);
+            assert_eq!(s, format!("{text:>width$}"));
+            s.clear();
+            super::push_padded(&mut s, text, width, false);
+            assert_eq!(s, format!("{text:<width$}"));
+        }
+        for ns in [
+            0i128,
+            499,
+            500,
+            1_234_567_891,
+            -1_500_000_000,
+            -1,
+            86_400_000_000_000_000,
+            i128::from(u64::MAX) * 1_000_000_000,
+            i128::MIN + 1,
+        ] {
+            s.clear();
+            super::push_rel_time(&mut s, ns);
+            let mut want = String::new();
+            crate::units::rel_time(&mut want, ns).unwrap();
+            assert_eq!(s, want, "{ns}");
+        }
+    }
 
     #[test]
     fn addresses_read_as_std_writes_them() {

@@ -11,14 +11,16 @@ use std::io::{self, Write};
 
 use crate::frame::FrameView;
 use crate::frame::summary::{Summarizer, SummaryLine};
-use crate::units::rel_time;
+use crate::text::{push_dec, push_padded, push_rel_time};
 
 /// Writes text lines.
 #[derive(Debug)]
 pub struct TextWriter {
     summarizer: Summarizer,
     summary: SummaryLine,
-    time: String,
+    /// The line being written, and a column of it.
+    line: String,
+    column: String,
 }
 
 impl TextWriter {
@@ -27,7 +29,8 @@ impl TextWriter {
         TextWriter {
             summarizer: Summarizer::new(link_bps),
             summary: SummaryLine::default(),
-            time: String::with_capacity(32),
+            line: String::with_capacity(256),
+            column: String::with_capacity(32),
         }
     }
 
@@ -37,19 +40,30 @@ impl TextWriter {
     /// Those of `out`.
     pub fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
         self.summarizer.summarize(view, &mut self.summary);
-        self.time.clear();
-        let _ = rel_time(&mut self.time, view.rel_ns);
         let s = &self.summary;
-        writeln!(
-            out,
-            "{:>7} {:>11} {:>17} → {:<17} {:<6} {:>5} {}",
-            view.frame.number,
-            self.time,
-            s.src,
-            s.dst,
-            s.protocol,
-            view.wire_len(),
-            s.info
-        )
+        // "{:>7} {:>11} {:>17} → {:<17} {:<6} {:>5} {}", written column by column
+        let (line, column) = (&mut self.line, &mut self.column);
+        line.clear();
+        column.clear();
+        push_dec(column, view.frame.number);
+        push_padded(line, column, 7, true);
+        line.push(' ');
+        column.clear();
+        push_rel_time(column, view.rel_ns);
+        push_padded(line, column, 11, true);
+        line.push(' ');
+        push_padded(line, &s.src, 17, true);
+        line.push_str(" → ");
+        push_padded(line, &s.dst, 17, false);
+        line.push(' ');
+        push_padded(line, &s.protocol, 6, false);
+        line.push(' ');
+        column.clear();
+        push_dec(column, view.wire_len());
+        push_padded(line, column, 5, true);
+        line.push(' ');
+        line.push_str(&s.info);
+        line.push('\n');
+        out.write_all(line.as_bytes())
     }
 }

@@ -23,6 +23,7 @@ use rocescope_dissectors::mac_control::{self, MacControlOpcode};
 use rocescope_dissectors::stack::{Dissected, Network, OuterKind, Roce, RoceVersion};
 
 use super::{FrameView, LinkType, Problem};
+use crate::text::{push_dec, push_hex};
 use crate::units::{Duration, link_speed_label};
 
 /// The summary columns of one frame, in reusable strings.
@@ -255,8 +256,12 @@ fn encapsulation(d: &Dissected<'_>, info: &mut String) -> fmt::Result {
 fn addresses(d: &Dissected<'_>, s: &mut SummaryLine) -> fmt::Result {
     match &d.network {
         Some(Network::Ipv4(ip)) => {
-            write!(s.src, "{}", ip.src_addr())?;
-            write!(s.dst, "{}", ip.dst_addr())
+            for (out, a) in [(&mut s.src, ip.src_addr()), (&mut s.dst, ip.dst_addr())] {
+                let (text, n) = crate::text::ipv4(a.octets());
+                // ASCII digits and dots
+                out.push_str(std::str::from_utf8(&text[..n]).unwrap_or_default());
+            }
+            Ok(())
         }
         Some(Network::Ipv6(ip)) => {
             write!(s.src, "{}", ip.src_addr())?;
@@ -328,22 +333,28 @@ fn transport_info(
 
 fn roce_info(d: &Dissected<'_>, roce: &Roce<'_>, info: &mut String) -> fmt::Result {
     let bth = &roce.bth;
-    write!(
-        info,
-        "{} QP={:#08x} PSN={}",
-        roce.opcode_label(),
-        bth.dest_qp().value(),
-        bth.psn().value()
-    )?;
+    // "{label} QP={:#08x} PSN={}", without the fmt machinery (every RoCE frame has it)
+    match roce.info {
+        Some(i) => info.push_str(i.name),
+        None => write!(info, "{}", roce.opcode_label())?,
+    }
+    info.push_str(" QP=");
+    push_hex(info, u64::from(bth.dest_qp().value()), 6);
+    info.push_str(" PSN=");
+    push_dec(info, bth.psn().value());
     if bth.ack_req() {
         info.push_str(" A");
     }
     if let Some(reth) = roce.exts.reth() {
-        write!(info, " len={}", reth.dma_len())?;
+        info.push_str(" len=");
+        push_dec(info, reth.dma_len());
     }
     if let Some(a) = roce.exts.aeth() {
         match a.syndrome().kind() {
-            AethKind::Ack { .. } => write!(info, " ACK MSN={}", a.msn())?,
+            AethKind::Ack { .. } => {
+                info.push_str(" ACK MSN=");
+                push_dec(info, a.msn());
+            }
             AethKind::Nak(code) => write!(info, " NAK {code} MSN={}", a.msn())?,
             AethKind::RnrNak { timer_code } => {
                 info.push_str(" RNR NAK ");
