@@ -80,7 +80,10 @@ pub fn push_dec(out: &mut String, v: impl itoa::Integer) {
 /// `w = digits + 2`.
 #[inline]
 pub fn push_hex(out: &mut String, v: u64, digits: usize) {
-    let used = (64 - v.leading_zeros() as usize).div_ceil(4).max(digits).clamp(1, 16);
+    let used = (64 - v.leading_zeros() as usize)
+        .div_ceil(4)
+        .max(digits)
+        .clamp(1, 16);
     out.push_str("0x");
     for i in (0..used).rev() {
         out.push(char::from(HEX[((v >> (4 * i)) & 0xF) as usize]));
@@ -91,7 +94,11 @@ pub fn push_hex(out: &mut String, v: u64, digits: usize) {
 /// it (as `{:<w}`).
 #[inline]
 pub fn push_padded(out: &mut String, s: &str, width: usize, right: bool) {
-    let len = if s.is_ascii() { s.len() } else { s.chars().count() };
+    let len = if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    };
     let pad = width.saturating_sub(len);
     if right {
         out.extend(std::iter::repeat_n(' ', pad));
@@ -134,7 +141,16 @@ mod tests {
     #[test]
     fn numbers_read_as_fmt_writes_them() {
         let mut s = String::new();
-        for v in [0u64, 1, 9, 10, 0xFF_FFFF, 0x100_0000, u64::from(u32::MAX), u64::MAX] {
+        for v in [
+            0u64,
+            1,
+            9,
+            10,
+            0xFF_FFFF,
+            0x100_0000,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
             s.clear();
             super::push_dec(&mut s, v);
             assert_eq!(s, v.to_string());

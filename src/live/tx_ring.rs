@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 // tp_status values of a TX slot (linux/if_packet.h)
 const TP_STATUS_AVAILABLE: u32 = 0;
 const TP_STATUS_SEND_REQUEST: u32 = 1;
+const TP_STATUS_SENDING: u32 = 2;
 const TP_STATUS_WRONG_FORMAT: u32 = 4;
 
 /// `sizeof(struct tpacket2_hdr)` aligned to `TPACKET_ALIGNMENT` (16): where the kernel reads a
@@ -240,10 +241,13 @@ impl TxRing {
         }
     }
 
-    /// Whether every frame put in the ring has left it.
+    /// Whether every frame put in the ring has left it (none is waiting or being sent).
     #[must_use]
     pub fn drained(&self) -> bool {
-        (0..self.slots).all(|i| self.status(i).load(Ordering::Acquire) != TP_STATUS_SEND_REQUEST)
+        (0..self.slots).all(|i| {
+            let s = self.status(i).load(Ordering::Acquire);
+            s != TP_STATUS_SEND_REQUEST && s != TP_STATUS_SENDING
+        })
     }
 }
 
