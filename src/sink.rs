@@ -680,8 +680,6 @@ pub struct LiveSink {
     ring: crate::live::tx_ring::TxRing,
     /// Frames put in the ring since the kernel was last told to send.
     queued: usize,
-    /// How often the ring was full when a frame was to go in.
-    pub retries: u64,
 }
 
 /// Slots in the TX ring: several of the sender's generated batches, so the kernel drains one
@@ -722,11 +720,7 @@ impl LiveSink {
             RING_SLOTS,
         )
         .map_err(|e| live_open_error(name, &e))?;
-        Ok(LiveSink {
-            ring,
-            queued: 0,
-            retries: 0,
-        })
+        Ok(LiveSink { ring, queued: 0 })
     }
 
     /// Tells the kernel to send what the ring holds.
@@ -754,7 +748,6 @@ impl FrameSink for LiveSink {
     fn send(&mut self, _time_ns: u64, frame: &[u8]) -> io::Result<()> {
         while !self.ring.push(frame)? {
             // the ring is full: send what it holds and wait for a slot
-            self.retries += 1;
             self.kick()?;
             std::thread::yield_now();
         }

@@ -109,31 +109,6 @@ pub fn push_padded(out: &mut String, s: &str, width: usize, right: bool) {
     }
 }
 
-/// A time relative to the first frame, in seconds with microseconds (`0.000123`, `-1.500000`),
-/// as [`crate::units::rel_time`] writes it.
-#[inline]
-pub fn push_rel_time(out: &mut String, ns: i128) {
-    let us = (ns.unsigned_abs() + 500) / 1000;
-    match u64::try_from(us / 1_000_000) {
-        Ok(secs) => {
-            if ns < 0 {
-                out.push('-');
-            }
-            push_dec(out, secs);
-            out.push('.');
-            // Lossless: below 1,000,000.
-            let frac = (us % 1_000_000) as u32;
-            let mut b = itoa::Buffer::new();
-            let digits = b.format(frac);
-            out.extend(std::iter::repeat_n('0', 6 - digits.len()));
-            out.push_str(digits);
-        }
-        Err(_) => {
-            let _ = crate::units::rel_time(out, ns);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::net::Ipv4Addr;
@@ -167,23 +142,6 @@ mod tests {
             s.clear();
             super::push_padded(&mut s, text, width, false);
             assert_eq!(s, format!("{text:<width$}"));
-        }
-        for ns in [
-            0i128,
-            499,
-            500,
-            1_234_567_891,
-            -1_500_000_000,
-            -1,
-            86_400_000_000_000_000,
-            i128::from(u64::MAX) * 1_000_000_000,
-            i128::MIN + 1,
-        ] {
-            s.clear();
-            super::push_rel_time(&mut s, ns);
-            let mut want = String::new();
-            crate::units::rel_time(&mut want, ns).unwrap();
-            assert_eq!(s, want, "{ns}");
         }
     }
 

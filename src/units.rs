@@ -215,9 +215,17 @@ impl fmt::Display for Duration {
 /// # Errors
 /// Those of `out`.
 pub fn rel_time(out: &mut impl fmt::Write, ns: i128) -> fmt::Result {
-    let sign = if ns < 0 { "-" } else { "" };
+    // the digits with itoa, not `write!`: `dissect` writes this on every line
     let us = (ns.unsigned_abs() + 500) / 1000;
-    write!(out, "{sign}{}.{:06}", us / 1_000_000, us % 1_000_000)
+    let (mut secs, mut frac) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let frac = frac.format(us % 1_000_000);
+    if ns < 0 {
+        out.write_char('-')?;
+    }
+    out.write_str(secs.format(us / 1_000_000))?;
+    out.write_char('.')?;
+    out.write_str("000000".get(frac.len()..).unwrap_or_default())?;
+    out.write_str(frac)
 }
 
 #[cfg(test)]
@@ -289,5 +297,27 @@ mod test {
         let mut s = String::new();
         rel_time(&mut s, -1_500).unwrap();
         assert_eq!(s, "-0.000002");
+        // as `format!` writes it (what rel_time was before it used itoa)
+        for ns in [
+            0i128,
+            499,
+            500,
+            1_234_567_891,
+            -1_500_000_000,
+            -1,
+            86_400_000_000_000_000,
+            i128::from(u64::MAX) * 1_000_000_000,
+            i128::MIN + 1,
+        ] {
+            s.clear();
+            rel_time(&mut s, ns).unwrap();
+            let us = (ns.unsigned_abs() + 500) / 1000;
+            let sign = if ns < 0 { "-" } else { "" };
+            assert_eq!(
+                s,
+                format!("{sign}{}.{:06}", us / 1_000_000, us % 1_000_000),
+                "{ns}"
+            );
+        }
     }
 }

@@ -72,12 +72,7 @@ fn generated_scenarios_match_truth() {
             check(&name, &got, &truth, &mut diffs);
         }
     }
-    assert!(
-        diffs.is_empty(),
-        "{} differences:\n{}",
-        diffs.len(),
-        diffs.join("\n")
-    );
+    common::assert_no_differences(&diffs);
 }
 
 /// interfaces.md §6 against the generator's truth on scenarios nobody wrote by
@@ -132,12 +127,7 @@ fn random_fault_placement_matches_truth() {
             diffs.push(format!("{name} was:\n{text}"));
         }
     }
-    assert!(
-        diffs.is_empty(),
-        "{} differences:\n{}",
-        diffs.len(),
-        diffs.join("\n")
-    );
+    common::assert_no_differences(&diffs);
     eprintln!(
         "random scenarios: {flows} flows, {keys:?} = {totals:?}, conformance {conformance:?}, \
          {unreliable} with unreliable ICRCs, {timed} flows with recovery samples"

@@ -158,12 +158,7 @@ fn every_scenario_at_both_points_matches_its_truth() {
             check_between(&format!("{name}#{seed}"), &got, &truth, &mut diffs);
         }
     }
-    assert!(
-        diffs.is_empty(),
-        "{} differences:\n{}",
-        diffs.len(),
-        diffs.join("\n")
-    );
+    common::assert_no_differences(&diffs);
 }
 
 /// Random fault placements (the analyze tests' scenarios: drops of requests and responses,
@@ -194,12 +189,7 @@ fn random_fault_placement_at_both_points_matches_truth() {
             }
         }
     }
-    assert!(
-        diffs.is_empty(),
-        "{} differences:\n{}",
-        diffs.len(),
-        diffs.join("\n")
-    );
+    common::assert_no_differences(&diffs);
     eprintln!("random scenarios at both points: {totals:?}");
     for k in COUNTS {
         assert!(

@@ -1663,6 +1663,11 @@ const fn malformed(layer: Layer, offset: usize, reason: Malformed) -> WireError 
     }
 }
 
+/// The bench's frames (a 1 KiB RC WRITE FIRST with a valid ICRC), for the tests below.
+#[cfg(test)]
+#[path = "../benches/frames/mod.rs"]
+mod frames;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1682,63 +1687,6 @@ mod tests {
         (d, err)
     }
 
-    /// A RoCEv2 RC WRITE FIRST (RETH, 256 bytes of payload) with a valid ICRC.
-    fn roce() -> Vec<u8> {
-        use crate::builder::{ExtReprs, L2, NetworkRepr, Policy, RoceFrame};
-        use crate::ethernet::{Address, Repr as EthRepr};
-        use crate::ib::reth;
-        let repr = RoceFrame {
-            l2: L2::untagged(EthRepr {
-                dst_addr: Address([2, 0, 0, 0, 0, 2]),
-                src_addr: Address([2, 0, 0, 0, 0, 1]),
-                ethertype: EtherType::IPV4,
-            }),
-            network: NetworkRepr::Ipv4 {
-                ip: ipv4::Repr {
-                    src_addr: core::net::Ipv4Addr::new(10, 0, 0, 1),
-                    dst_addr: core::net::Ipv4Addr::new(10, 0, 0, 2),
-                    next_header: IpProtocol::UDP,
-                    payload_len: 0,
-                    hop_limit: 64,
-                    dscp: 26,
-                    ecn: 2,
-                    ident: 1,
-                    dont_frag: true,
-                },
-                src_port: 0xC001,
-                dst_port: ROCEV2_PORT,
-            },
-            bth: crate::BthRepr {
-                opcode: Opcode::RC_RDMA_WRITE_FIRST,
-                solicited_event: false,
-                mig_req: true,
-                pad_count: 0,
-                tver: 0,
-                pkey: 0xFFFF,
-                fecn: false,
-                becn: false,
-                dest_qp: Qpn::new_masked(0x11),
-                ack_req: true,
-                psn: crate::Psn::new_masked(7),
-            },
-            exts: ExtReprs {
-                reth: Some(reth::Repr {
-                    va: 0x7f00_0000_1000,
-                    rkey: 0x1234,
-                    dma_len: 65536,
-                }),
-                ..ExtReprs::default()
-            },
-            payload_len: 256,
-        };
-        let mut buf = vec![0u8; repr.buffer_len()];
-        let n = repr
-            .emit(&mut buf, &Policy::default(), |p| p.fill(0x5A))
-            .unwrap();
-        buf.truncate(n);
-        buf
-    }
-
     /// `inner` behind Ethernet and IPv4 (protocol `proto`) and `tunnel`'s bytes.
     fn wrapped(proto: u8, tunnel: &[u8], inner: &[u8]) -> Vec<u8> {
         let mut f = vec![2, 0, 0, 0, 0xFE, 2, 2, 0, 0, 0, 0xFE, 1, 0x08, 0x00];
@@ -1753,7 +1701,7 @@ mod tests {
 
     /// Frames of every shape the shortcut takes, and some it leaves to the full walk.
     fn seeds() -> Vec<Vec<u8>> {
-        let inner = roce();
+        let inner = frames::write_1k();
         let mut out = vec![inner.clone()];
         for (type3, platform) in [(false, false), (true, false), (true, true)] {
             let mut t = [0u8; 64];

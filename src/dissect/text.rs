@@ -11,16 +11,17 @@ use std::io::{self, Write};
 
 use crate::frame::FrameView;
 use crate::frame::summary::{Summarizer, SummaryLine};
-use crate::text::{push_dec, push_padded, push_rel_time};
+use crate::text::push_padded;
+use crate::units::rel_time;
 
 /// Writes text lines.
 #[derive(Debug)]
 pub struct TextWriter {
     summarizer: Summarizer,
     summary: SummaryLine,
-    /// The line being written, and a column of it.
+    /// The line being written, and its time column.
     line: String,
-    column: String,
+    time: String,
 }
 
 impl TextWriter {
@@ -30,7 +31,7 @@ impl TextWriter {
             summarizer: Summarizer::new(link_bps),
             summary: SummaryLine::default(),
             line: String::with_capacity(256),
-            column: String::with_capacity(32),
+            time: String::with_capacity(32),
         }
     }
 
@@ -42,15 +43,13 @@ impl TextWriter {
         self.summarizer.summarize(view, &mut self.summary);
         let s = &self.summary;
         // "{:>7} {:>11} {:>17} → {:<17} {:<6} {:>5} {}", written column by column
-        let (line, column) = (&mut self.line, &mut self.column);
+        let line = &mut self.line;
         line.clear();
-        column.clear();
-        push_dec(column, view.frame.number);
-        push_padded(line, column, 7, true);
+        push_padded(line, itoa::Buffer::new().format(view.frame.number), 7, true);
         line.push(' ');
-        column.clear();
-        push_rel_time(column, view.rel_ns);
-        push_padded(line, column, 11, true);
+        self.time.clear();
+        let _ = rel_time(&mut self.time, view.rel_ns); // a String takes any text
+        push_padded(line, &self.time, 11, true);
         line.push(' ');
         push_padded(line, &s.src, 17, true);
         line.push_str(" → ");
@@ -58,9 +57,7 @@ impl TextWriter {
         line.push(' ');
         push_padded(line, &s.protocol, 6, false);
         line.push(' ');
-        column.clear();
-        push_dec(column, view.wire_len());
-        push_padded(line, column, 5, true);
+        push_padded(line, itoa::Buffer::new().format(view.wire_len()), 5, true);
         line.push(' ');
         line.push_str(&s.info);
         line.push('\n');

@@ -100,6 +100,20 @@ pub struct BetweenEvent {
     pub time_ns: i64,
 }
 
+impl BetweenEvent {
+    /// An event of `flow` about the packet `p` (its opcode and PSN).
+    fn of(kind: Kind, flow: u32, p: &Pending, frames: [Option<u64>; 2], time_ns: i64) -> Self {
+        BetweenEvent {
+            kind,
+            flow,
+            opcode: p.opcode,
+            psn: p.psn,
+            frames,
+            time_ns,
+        }
+    }
+}
+
 /// A delay summary in ns (they can be negative: two clocks, and offsets that assume equal
 /// delays both ways).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -430,14 +444,13 @@ impl Matcher {
         let time_ns = u.at.min(w.at);
         if u.icrc == Some(true) && w.icrc == Some(false) {
             f.counts.corrupted += 1;
-            self.events.push(BetweenEvent {
-                kind: Kind::CorruptedBetween,
-                flow: id,
-                opcode: u.opcode,
-                psn: u.psn,
+            self.events.push(BetweenEvent::of(
+                Kind::CorruptedBetween,
+                id,
+                u,
                 frames,
                 time_ns,
-            });
+            ));
         }
         let f = &mut self.flows[id as usize];
         if !u.ce && w.ce {
@@ -446,14 +459,13 @@ impl Matcher {
         match f.max_up_seq {
             Some(m) if u.seq < m => {
                 f.counts.reordered += 1;
-                self.events.push(BetweenEvent {
-                    kind: Kind::ReorderedBetween,
-                    flow: id,
-                    opcode: u.opcode,
-                    psn: u.psn,
+                self.events.push(BetweenEvent::of(
+                    Kind::ReorderedBetween,
+                    id,
+                    u,
                     frames,
                     time_ns,
-                });
+                ));
             }
             _ => f.max_up_seq = Some(u.seq),
         }
@@ -491,14 +503,8 @@ impl Matcher {
                 f.counts.dropped += 1;
                 let mut frames = [None, None];
                 frames[usize::from(tap)] = Some(p.frame);
-                self.events.push(BetweenEvent {
-                    kind: Kind::DroppedBetween,
-                    flow: id,
-                    opcode: p.opcode,
-                    psn: p.psn,
-                    frames,
-                    time_ns: p.at,
-                });
+                self.events
+                    .push(BetweenEvent::of(Kind::DroppedBetween, id, p, frames, p.at));
             }
             Some(_) => f.counts.appeared += 1,
         }

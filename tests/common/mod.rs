@@ -112,6 +112,17 @@ pub fn find<'v>(rows: &'v [Value], row: &Value, keys: &[&str]) -> Option<&'v Val
     rows.iter().find(|r| keys.iter().all(|k| r[k] == row[k]))
 }
 
+/// Fails listing every difference `compare`/`check` collected, when there is one.
+#[allow(dead_code)]
+pub fn assert_no_differences(diffs: &[String]) {
+    assert!(
+        diffs.is_empty(),
+        "{} differences:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+}
+
 /// Every key the truth states, for the capture, each flow, each PFC row and each
 /// `tcp_bth` direction.
 #[allow(dead_code)]
