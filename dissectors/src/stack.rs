@@ -807,9 +807,15 @@ impl<'a> Dissected<'a> {
 /// Strict whole-frame dissection of an Ethernet frame.
 #[inline]
 pub fn dissect(frame: &[u8]) -> Result<Dissected<'_>> {
-    let mut d = Dissected::empty(frame);
-    walk_into(&mut d, Start::Ethernet, &DEFAULT_OPTIONS)?;
-    Ok(d)
+    // built where it is returned: `Ok(d)` after the walk copied all of `Dissected` (304 bytes)
+    // whenever the caller did not inline this (a third of a bare frame's time in the bench)
+    let mut out = Ok(Dissected::empty(frame));
+    if let Ok(d) = &mut out {
+        if let Err(e) = walk_into(d, Start::Ethernet, &DEFAULT_OPTIONS) {
+            out = Err(e);
+        }
+    }
+    out
 }
 
 /// Lax whole-frame dissection of an Ethernet frame: every layer that parsed,

@@ -311,6 +311,7 @@ impl Repr {
 }
 
 /// nom adapter used by `stack.rs`.
+#[inline]
 pub(crate) fn parse(i: &[u8]) -> PResult<'_, Header<&[u8]>> {
     let (rest, bytes) = error::take_complete(i, HEADER_LEN)?;
     Ok((rest, Header::new_unchecked(bytes)))
