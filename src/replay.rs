@@ -23,6 +23,7 @@ pub mod engine;
 pub mod event;
 pub mod finding;
 pub mod flow;
+pub mod flow_index;
 pub mod hash;
 pub mod holes;
 pub mod latency;

@@ -20,6 +20,7 @@ use super::Observer;
 use super::event::{FlowKey, Icrc, PacketEvent};
 use super::finding::{Detail, Finding, Kind};
 use super::flow::{Flow, ReadTrack};
+use super::flow_index::FlowIndex;
 use super::hash::FxHashMap;
 use super::pfc::PfcTable;
 use super::psn::{Ack, AckKind, DEFAULT_PMTU, ReqPacket, StepOut, read_count};
@@ -110,7 +111,7 @@ pub struct Engine {
     cfg: EngineConfig,
     pub capture: CaptureStats,
     flows: Vec<Flow>,
-    index: FxHashMap<FlowKey, u32>,
+    index: FlowIndex,
     /// Flows with requests, by (src, dst): PSN-agreement candidates (paired ones are dropped
     /// lazily, by `pair_by_psn`).
     requesters: FxHashMap<(Addr, Addr), Vec<u32>>,
@@ -153,7 +154,7 @@ impl Engine {
             cfg,
             capture: CaptureStats::default(),
             flows: Vec::new(),
-            index: FxHashMap::default(),
+            index: FlowIndex::default(),
             requesters: FxHashMap::default(),
             cm_reqs: HashMap::new(),
             cm_pairs: HashMap::new(),
@@ -176,7 +177,9 @@ impl Engine {
     /// The flow of `key`, if seen.
     #[must_use]
     pub fn flow(&self, key: &FlowKey) -> Option<&Flow> {
-        self.index.get(key).map(|&i| &self.flows[i as usize])
+        self.index
+            .get(key, &self.flows)
+            .map(|i| &self.flows[i as usize])
     }
 
     /// The findings so far, in the order they were made (sorted by frame only at the end).
@@ -387,16 +390,16 @@ impl Engine {
     }
 
     fn flow_id(&mut self, key: FlowKey) -> u32 {
-        if let Some(&i) = self.index.get(&key) {
+        if let Some(i) = self.index.get(&key, &self.flows) {
             return i;
         }
         let id = u32::try_from(self.flows.len()).unwrap_or(u32::MAX);
         self.flows.push(Flow::new(id, key));
-        self.index.insert(key, id);
+        self.index.insert(id, &self.flows);
         if let Some(&(peer_key, pmtu)) = self.cm_pairs.get(&key) {
             self.flows[id as usize].cm_paired = true;
             self.flows[id as usize].pmtu_cm = pmtu;
-            if let Some(&peer) = self.index.get(&peer_key) {
+            if let Some(peer) = self.index.get(&peer_key, &self.flows) {
                 self.pair(id, peer);
             }
         }
@@ -878,8 +881,8 @@ impl Engine {
                 };
                 self.cm_pairs.insert(ab, (ba, req.pmtu));
                 self.cm_pairs.insert(ba, (ab, req.pmtu));
-                let a = self.index.get(&ab).copied();
-                let b = self.index.get(&ba).copied();
+                let a = self.index.get(&ab, &self.flows);
+                let b = self.index.get(&ba, &self.flows);
                 for id in [a, b].into_iter().flatten() {
                     let f = &mut self.flows[id as usize];
                     if f.peer.is_none() {
