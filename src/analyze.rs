@@ -8,6 +8,7 @@ pub mod csv;
 pub mod each;
 pub mod json;
 pub mod parquet;
+mod pretty;
 pub mod taps;
 pub mod text;
 

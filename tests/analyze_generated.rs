@@ -56,6 +56,14 @@ fn run_text(text: &str, path: &Path, seed: u64) -> (Value, Value) {
     cfg.link_bps = scenario.link_bps;
     let mut out = Vec::new();
     json::write(&cfg, &replay, &mut out).unwrap();
+    // the report's own writer against serde_json's pretty printer, byte for byte
+    let mut oracle = serde_json::to_vec_pretty(&json::report(&cfg, &replay)).unwrap();
+    oracle.push(b'\n');
+    assert!(
+        out == oracle,
+        "{}: json::write differs from serde_json's layout",
+        path.display()
+    );
     (serde_json::from_slice(&out).unwrap(), truth)
 }
 

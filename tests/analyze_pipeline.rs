@@ -1,10 +1,11 @@
 //! The two-thread replay (`rocescope::analyze::pipeline`) reports exactly what the
 //! single-threaded one does, however the frames are split between the threads: every capture
-//! of `captures/` and `../shared/captures/real/`, alone and merged.
+//! of `captures/` and `../shared/captures/real/`, alone and merged. The JSON report written
+//! directly is also checked against serde_json's layout of it on each.
 
 use std::path::{Path, PathBuf};
 
-use rocescope::analyze::{AnalyzeConfig, replay_with, write_report};
+use rocescope::analyze::{AnalyzeConfig, json, replay_with, write_report};
 use rocescope::config::AnalyzeFormat;
 use rocescope::replay::Split;
 
@@ -40,6 +41,14 @@ fn every_split_reports_the_same() {
         let mut cfg = AnalyzeConfig::new(set.clone());
         cfg.format = AnalyzeFormat::Json;
         let want = report(&cfg, None);
+        // the JSON writer against serde_json's pretty printer of the same report, byte for byte
+        let replay = replay_with(&cfg, None).unwrap();
+        let mut oracle = serde_json::to_string_pretty(&json::report(&cfg, &replay)).unwrap();
+        oracle.push('\n');
+        assert!(
+            want == oracle,
+            "{set:?}: json::write differs from serde_json's layout"
+        );
         for split in [Split::Reader, Split::Engine, Split::Balanced] {
             assert_eq!(report(&cfg, Some(split)), want, "{set:?} split {split:?}");
         }

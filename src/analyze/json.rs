@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 
-use super::AnalyzeConfig;
+use super::{AnalyzeConfig, pretty};
 use crate::replay::psn::Timings;
 use crate::replay::sketch::Summary;
 use crate::replay::{Finding, Flow, Replay};
@@ -317,13 +317,147 @@ fn pfc_json(r: &crate::replay::pfc::PfcRow) -> PfcJson {
     }
 }
 
-/// Write the report (pretty-printed, one trailing newline).
+/// Write the report (pretty-printed, one trailing newline): the same bytes as
+/// `serde_json::to_writer_pretty` of [`report`], with the flows and the events written
+/// directly ([`super::pretty`]) and handed to `out` in blocks as they are made.
 ///
 /// # Errors
 /// Output errors.
 pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &report(cfg, replay)).map_err(io::Error::from)?;
-    out.write_all(b"\n")
+    let mut buf = Vec::with_capacity(BLOCK + (4 << 10));
+    buf.extend_from_slice(b"{\n  \"version\": 1,\n  \"capture\": ");
+    pretty::serde_at(&mut buf, 1, &capture_json(cfg, replay));
+    let flows = replay.flows.iter().map(FlowJson::new);
+    list(&mut buf, out, "flows", flows, |buf, depth, j| {
+        flow(buf, depth, &j)
+    })?;
+    let pfc = replay.pfc.iter().map(pfc_json);
+    list(&mut buf, out, "pfc", pfc, |buf, depth, r| {
+        pretty::serde_at(buf, depth, &r);
+    })?;
+    list(
+        &mut buf,
+        out,
+        "tcp_bth",
+        &replay.tcp_bth,
+        |buf, depth, r| {
+            pretty::serde_at(buf, depth, r);
+        },
+    )?;
+    let mut detail = String::new();
+    list(&mut buf, out, "events", &replay.events, |buf, depth, e| {
+        event(buf, depth, &event_json(e, &mut detail));
+    })?;
+    buf.extend_from_slice(b"\n}\n");
+    out.write_all(&buf)?;
+    out.flush()
+}
+
+/// What [`write`] holds before handing it to its output.
+const BLOCK: usize = 64 << 10;
+
+/// `,` and one of the report's lists (at depth 1), each item written by `each` at the depth it
+/// gets; `buf` goes to `out` whenever it holds a block.
+fn list<T>(
+    buf: &mut Vec<u8>,
+    out: &mut dyn Write,
+    name: &str,
+    items: impl IntoIterator<Item = T>,
+    mut each: impl FnMut(&mut Vec<u8>, usize, T),
+) -> io::Result<()> {
+    buf.extend_from_slice(b",\n  \"");
+    buf.extend_from_slice(name.as_bytes());
+    buf.extend_from_slice(b"\": ");
+    let mut array = pretty::Array::begin(buf, 1);
+    for item in items {
+        let depth = array.item(buf);
+        each(buf, depth, item);
+        if buf.len() >= BLOCK {
+            out.write_all(buf)?;
+            buf.clear();
+        }
+    }
+    array.end(buf);
+    Ok(())
+}
+
+/// One flow, as serde lays out [`FlowJson`].
+fn flow(buf: &mut Vec<u8>, depth: usize, j: &FlowJson) {
+    let latency = |o: &mut pretty::Object<'_>, key: &str, l: &LatencyJson| {
+        o.object(key, |o| {
+            o.num("samples", l.samples);
+            o.opt("p50", l.p50);
+            o.opt("p99", l.p99);
+            o.opt("max", l.max);
+        });
+    };
+    let mut o = pretty::Object::begin(buf, depth);
+    o.num("id", j.id);
+    o.str("src", &j.src);
+    o.str("dst", &j.dst);
+    o.num("destqp", j.destqp);
+    o.str("transport", j.transport);
+    o.opt("peer", j.peer);
+    o.num("frames", j.frames);
+    o.num("bytes", j.bytes);
+    o.num("payload_bytes", j.payload_bytes);
+    o.opt("first_psn", j.first_psn);
+    o.opt("last_psn", j.last_psn);
+    o.num("messages", j.messages);
+    o.num("psn_gaps", j.psn_gaps);
+    o.num("lost", j.lost);
+    o.num("unrecovered", j.unrecovered);
+    o.num("out_of_order", j.out_of_order);
+    o.num("duplicates", j.duplicates);
+    o.num("retransmissions", j.retransmissions);
+    o.num("implied_timeouts", j.implied_timeouts);
+    o.num("acks", j.acks);
+    o.num("read_responses", j.read_responses);
+    o.num("atomic_acks", j.atomic_acks);
+    o.object("naks", |o| {
+        let n = &j.naks;
+        o.num("psn_seq_err", n.psn_seq_err);
+        o.num("rnr", n.rnr);
+        o.num("invalid_request", n.invalid_request);
+        o.num("remote_access", n.remote_access);
+        o.num("remote_op", n.remote_op);
+        o.num("invalid_rd", n.invalid_rd);
+    });
+    o.num("read_requests", j.read_requests);
+    o.num("read_response_gaps", j.read_response_gaps);
+    o.num("unanswered_reads", j.unanswered_reads);
+    o.num("ecn_ce", j.ecn_ce);
+    o.num("cnps", j.cnps);
+    o.num("throttled_by_cnps", j.throttled_by_cnps);
+    o.num("icrc_errors", j.icrc_errors);
+    o.num("not_captured", j.not_captured);
+    latency(&mut o, "ack_latency_ns", &j.ack_latency_ns);
+    latency(&mut o, "recovery_ns", &j.recovery_ns);
+    latency(&mut o, "nak_response_ns", &j.nak_response_ns);
+    latency(&mut o, "nak_generation_ns", &j.nak_generation_ns);
+    latency(&mut o, "timeout_wait_ns", &j.timeout_wait_ns);
+    o.object("conformance", |o| {
+        let k = &j.conformance;
+        o.num("gbn_wrong_start", k.gbn_wrong_start);
+        o.num("repeated_nak", k.repeated_nak);
+        o.num("ack_regression", k.ack_regression);
+        o.num("msn_regression", k.msn_regression);
+        o.num("read_wrong_restart", k.read_wrong_restart);
+        o.num("response_after_fatal_nak", k.response_after_fatal_nak);
+    });
+    o.end();
+}
+
+/// One event, as serde lays out [`EventJson`].
+fn event(buf: &mut Vec<u8>, depth: usize, e: &EventJson<'_>) {
+    let mut o = pretty::Object::begin(buf, depth);
+    o.num("frame", e.frame);
+    o.num("time_ns", e.time_ns);
+    o.str("kind", e.kind);
+    o.opt("flow", e.flow);
+    o.opt("psn", e.psn);
+    o.str("detail", e.detail);
+    o.end();
 }
 
 /// The report's tables, for writers that take them a row at a time (Parquet).

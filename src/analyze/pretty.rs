@@ -1,0 +1,143 @@
+//! Pretty-printed JSON written directly, laid out byte for byte as `serde_json`'s
+//! `to_writer_pretty` lays it out (two-space indent, `"key": value`, `[]` and `{}` when empty),
+//! for the report's long lists: through serde, a 400,000-flow report spent most of its time
+//! escaping the same static keys. Tests compare the two on every demo capture.
+
+use serde::Serialize;
+
+/// The indentation of nesting `depth`.
+fn indent(out: &mut Vec<u8>, depth: usize) {
+    for _ in 0..depth {
+        out.extend_from_slice(b"  ");
+    }
+}
+
+/// A JSON string, escaped as serde_json escapes it.
+fn string(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        // cannot fail: a str always serializes
+        let _ = serde_json::to_writer(&mut *out, s);
+    }
+}
+
+/// `value` as `to_writer_pretty` writes it when it sits at nesting `depth` (its inner lines
+/// indented one level more): a newline in pretty JSON is always layout, since strings escape
+/// theirs.
+pub fn serde_at(out: &mut Vec<u8>, depth: usize, value: &impl Serialize) {
+    let start = out.len();
+    // cannot fail: the report's types always serialize
+    let _ = serde_json::to_writer_pretty(&mut *out, value);
+    if depth == 0 {
+        return;
+    }
+    let text = out.split_off(start);
+    for &b in &text {
+        out.push(b);
+        if b == b'\n' {
+            indent(out, depth);
+        }
+    }
+}
+
+/// An object being written; `depth` is the nesting of its braces.
+pub struct Object<'o> {
+    out: &'o mut Vec<u8>,
+    depth: usize,
+    empty: bool,
+}
+
+impl<'o> Object<'o> {
+    /// `{`, at nesting `depth` (the caller has placed it).
+    pub fn begin(out: &'o mut Vec<u8>, depth: usize) -> Self {
+        out.push(b'{');
+        Object {
+            out,
+            depth,
+            empty: true,
+        }
+    }
+
+    /// `"key": ` on a line of its own; `key` needs no escaping (the report's keys are names).
+    fn key(&mut self, key: &str) -> &mut Vec<u8> {
+        self.out
+            .extend_from_slice(if self.empty { b"\n" } else { b",\n" });
+        self.empty = false;
+        indent(self.out, self.depth + 1);
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\": ");
+        self.out
+    }
+
+    pub fn num(&mut self, key: &str, v: impl itoa::Integer) {
+        let out = self.key(key);
+        out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+    }
+
+    /// A number or `null`.
+    pub fn opt(&mut self, key: &str, v: Option<impl itoa::Integer>) {
+        let out = self.key(key);
+        match v {
+            Some(v) => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            None => out.extend_from_slice(b"null"),
+        }
+    }
+
+    pub fn str(&mut self, key: &str, v: &str) {
+        let out = self.key(key);
+        string(out, v);
+    }
+
+    /// A nested object, written by `body`.
+    pub fn object(&mut self, key: &str, body: impl FnOnce(&mut Object<'_>)) {
+        let depth = self.depth + 1;
+        let out = self.key(key);
+        let mut inner = Object::begin(out, depth);
+        body(&mut inner);
+        inner.end();
+    }
+
+    /// `}` (on its own line unless the object is empty).
+    pub fn end(self) {
+        if !self.empty {
+            self.out.push(b'\n');
+            indent(self.out, self.depth);
+        }
+        self.out.push(b'}');
+    }
+}
+
+/// An array at nesting `depth` whose items are written one at a time.
+pub struct Array {
+    depth: usize,
+    empty: bool,
+}
+
+impl Array {
+    /// `[`, at nesting `depth`.
+    pub fn begin(out: &mut Vec<u8>, depth: usize) -> Self {
+        out.push(b'[');
+        Array { depth, empty: true }
+    }
+
+    /// Before an item: the separator and the item's indentation. Returns the item's depth.
+    pub fn item(&mut self, out: &mut Vec<u8>) -> usize {
+        out.extend_from_slice(if self.empty { b"\n" } else { b",\n" });
+        self.empty = false;
+        indent(out, self.depth + 1);
+        self.depth + 1
+    }
+
+    /// `]` (on its own line unless the array is empty).
+    pub fn end(self, out: &mut Vec<u8>) {
+        if !self.empty {
+            out.push(b'\n');
+            indent(out, self.depth);
+        }
+        out.push(b']');
+    }
+}
