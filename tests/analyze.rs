@@ -230,7 +230,7 @@ fn nak_go_back_run_a() {
     assert_eq!(seq_counts(f), [1, 1, 0, 0, 3, 4, 0]);
     assert_eq!(f.messages(), 8);
     let rev = flow(&r, b_to_a());
-    assert_eq!((rev.acks, rev.naks.psn_seq_err), (1, 1));
+    assert_eq!((rev.acks, rev.rare().naks.psn_seq_err), (1, 1));
     assert_eq!(f.latency.summary().samples, 1);
     assert_eq!(
         kinds(&r),
@@ -407,8 +407,8 @@ fn read_rule2_own_response() {
     assert_eq!(
         (
             f.psn.counters.read_requests,
-            f.read_response_gaps,
-            f.unanswered_reads
+            f.rare().read_response_gaps,
+            f.rare().unanswered_reads
         ),
         (2, 0, 1)
     );
@@ -451,7 +451,7 @@ fn read_rule4_at_end_of_capture() {
     s.read(10, 5000);
     let f = flow(&s.replay(), a_to_b()).clone();
     assert_eq!(f.last_psn().map(|p| p.value()), Some(14));
-    assert_eq!(f.unanswered_reads, 1);
+    assert_eq!(f.rare().unanswered_reads, 1);
 }
 
 #[test]
@@ -521,8 +521,8 @@ fn read_response_gap_and_unanswered() {
     assert_eq!(
         (
             f.psn.counters.read_requests,
-            f.read_response_gaps,
-            f.unanswered_reads
+            f.rare().read_response_gaps,
+            f.rare().unanswered_reads
         ),
         (2, 1, 1)
     );
@@ -546,7 +546,10 @@ fn read_response_only_pairs_and_matches() {
     let r = s.replay();
     let f = flow(&r, a_to_b());
     assert!(f.peer.is_some());
-    assert_eq!((f.read_response_gaps, f.unanswered_reads), (0, 0));
+    assert_eq!(
+        (f.rare().read_response_gaps, f.rare().unanswered_reads),
+        (0, 0)
+    );
 }
 
 // ---------------------------------------------------------------- PSN wrap
@@ -622,7 +625,7 @@ fn bad_icrc_and_malformed_take_part_in_nothing() {
     let r = s.replay();
     let f = flow(&r, a_to_b());
     assert_eq!(f.frames, 4);
-    assert_eq!(f.icrc_errors, 1);
+    assert_eq!(f.rare().icrc_errors, 1);
     assert_eq!(seq_counts(f), [1, 2, 2, 0, 0, 0, 0]);
     assert_eq!(f.messages(), 2);
     assert_eq!((r.capture.icrc_errors, r.capture.malformed_frames), (1, 1));
@@ -663,8 +666,8 @@ fn ecn_and_cnp_attribution() {
         (
             req.ecn_ce,
             rev.cnps,
-            req.throttled_by_cnps,
-            rev.throttled_by_cnps
+            req.rare().throttled_by_cnps,
+            rev.rare().throttled_by_cnps
         ),
         (1, 1, 1, 0)
     );

@@ -134,7 +134,7 @@ impl FlowJson {
         let t = f.timings();
         let timing =
             |get: fn(&Timings) -> Summary| LatencyJson::new(t.map(get).unwrap_or_default());
-        let k = &f.conformance;
+        let k = &f.rare().conformance;
         FlowJson {
             id: f.id,
             src: f.key.src.to_string(),
@@ -159,20 +159,20 @@ impl FlowJson {
             read_responses: f.read_responses,
             atomic_acks: f.atomic_acks,
             naks: NaksJson {
-                psn_seq_err: f.naks.psn_seq_err,
-                rnr: f.naks.rnr,
-                invalid_request: f.naks.invalid_request,
-                remote_access: f.naks.remote_access,
-                remote_op: f.naks.remote_op,
-                invalid_rd: f.naks.invalid_rd,
+                psn_seq_err: f.rare().naks.psn_seq_err,
+                rnr: f.rare().naks.rnr,
+                invalid_request: f.rare().naks.invalid_request,
+                remote_access: f.rare().naks.remote_access,
+                remote_op: f.rare().naks.remote_op,
+                invalid_rd: f.rare().naks.invalid_rd,
             },
             read_requests: c.read_requests,
-            read_response_gaps: f.read_response_gaps,
-            unanswered_reads: f.unanswered_reads,
+            read_response_gaps: f.rare().read_response_gaps,
+            unanswered_reads: f.rare().unanswered_reads,
             ecn_ce: f.ecn_ce,
             cnps: f.cnps,
-            throttled_by_cnps: f.throttled_by_cnps,
-            icrc_errors: f.icrc_errors,
+            throttled_by_cnps: f.rare().throttled_by_cnps,
+            icrc_errors: f.rare().icrc_errors,
             not_captured: c.not_captured,
             ack_latency_ns: LatencyJson::new(f.latency.summary()),
             recovery_ns: timing(|t| t.recovery.summary()),

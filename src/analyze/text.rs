@@ -128,15 +128,15 @@ fn flow_row(f: &Flow) -> Vec<Cell> {
         bad(c.retransmissions),
         bad(c.implied_timeouts),
         num(f.acks),
-        bad(f.naks.total()),
+        bad(f.rare().naks.total()),
         num(c.read_requests),
-        bad(f.read_response_gaps),
-        bad(f.unanswered_reads),
+        bad(f.rare().read_response_gaps),
+        bad(f.rare().unanswered_reads),
         bad(f.ecn_ce),
         bad(f.cnps),
-        bad(f.icrc_errors),
+        bad(f.rare().icrc_errors),
         bad(c.not_captured),
-        bad(f.conformance.total()),
+        bad(f.rare().conformance.total()),
         cell(if lat.samples == 0 {
             "-".to_string()
         } else {
@@ -189,8 +189,8 @@ fn worst_flows(flows: &[Flow], limit: Option<usize>) -> Vec<&Flow> {
     let key = |f: &Flow| {
         (
             f.psn.counters.lost,
-            f.naks.total(),
-            f.conformance.total(),
+            f.rare().naks.total(),
+            f.rare().conformance.total(),
             f.ecn_ce + f.cnps,
             f.psn.counters.not_captured,
             std::cmp::Reverse(f.id),

@@ -398,7 +398,7 @@ impl Engine {
         self.index.insert(id, &self.flows);
         if let Some(&(peer_key, pmtu)) = self.cm_pairs.get(&key) {
             self.flows[id as usize].cm_paired = true;
-            self.flows[id as usize].pmtu_cm = pmtu;
+            self.flows[id as usize].rare_mut().pmtu_cm = pmtu;
             if let Some(peer) = self.index.get(&peer_key, &self.flows) {
                 self.pair(id, peer);
             }
@@ -421,7 +421,11 @@ impl Engine {
     fn conn_pmtu(&self, x: u32) -> Option<u32> {
         let f = &self.flows[x as usize];
         let peer = f.peer.map(|p| &self.flows[p as usize]);
-        if let Some(m) = f.pmtu_cm.or_else(|| peer.and_then(|p| p.pmtu_cm)) {
+        if let Some(m) = f
+            .rare()
+            .pmtu_cm
+            .or_else(|| peer.and_then(|p| p.rare().pmtu_cm))
+        {
             return Some(m);
         }
         let seen = f.pmtu_seen.max(peer.map_or(0, |p| p.pmtu_seen));
@@ -473,7 +477,7 @@ impl Engine {
             match verdict {
                 Verdict::AsCaptured => {
                     self.capture.icrc_errors += 1;
-                    self.flows[id as usize].icrc_errors += 1;
+                    self.flows[id as usize].rare_mut().icrc_errors += 1;
                     let detail =
                         Detail::Text(format!("ICRC {found:#010x}, computed {expected:#010x}"));
                     self.event(
@@ -489,7 +493,7 @@ impl Engine {
                 // counted, without an event, and the frame takes part (§6.5)
                 Verdict::Unreliable => {
                     self.capture.icrc_errors += 1;
-                    self.flows[id as usize].icrc_errors += 1;
+                    self.flows[id as usize].rare_mut().icrc_errors += 1;
                 }
                 Verdict::Ignored => {}
             }
@@ -584,11 +588,12 @@ impl Engine {
     /// §6.7 `response_after_fatal_nak`: a request more than `--rto-min` after a fatal NAK.
     fn fatal_nak_check(&mut self, id: u32, ev: &PacketEvent) {
         let rto = self.cfg.rto_min_ns;
-        let f = &mut self.flows[id as usize];
+        let f = self.flows[id as usize].rare();
         let Some(at) = f.fatal_nak_at.filter(|_| !f.fatal_reported) else {
             return;
         };
         if ev.time_ns.saturating_sub(at) > rto {
+            let f = self.flows[id as usize].rare_mut();
             f.fatal_reported = true;
             f.conformance.count(Kind::ResponseAfterFatalNak);
             let wait = crate::units::Duration(ev.time_ns - at);
@@ -611,6 +616,7 @@ impl Engine {
     fn read_restart_check(&mut self, id: u32, ev: &PacketEvent) {
         let f = &self.flows[id as usize];
         let Some(t) = f
+            .rare()
             .reads
             .iter()
             .rev()
@@ -627,6 +633,7 @@ impl Engine {
             t.psn, ev.psn
         ));
         self.flows[id as usize]
+            .rare_mut()
             .conformance
             .count(Kind::ReadWrongRestart);
         self.event(
@@ -642,7 +649,7 @@ impl Engine {
     /// Findings, learned PMTU, new and settled READs of a request stream step; the stream's
     /// findings about the responder go to the paired flow.
     fn apply_out(flows: &mut [Flow], events: &mut Vec<Finding>, id: u32, out: &mut StepOut) {
-        if out.is_empty() && flows[id as usize].reads.is_empty() {
+        if out.is_empty() && flows[id as usize].rare().reads.is_empty() {
             // most steps (an in-order packet, an ACK that settles nothing) find nothing
             return;
         }
@@ -653,6 +660,7 @@ impl Engine {
         }
         if let Some((psn, n)) = out.settled.take()
             && let Some(t) = f
+                .rare_mut()
                 .reads
                 .iter_mut()
                 .rev()
@@ -661,22 +669,23 @@ impl Engine {
             t.n = Some(n);
         }
         if let Some(r) = out.new_read.take() {
-            f.reads
+            f.rare_mut()
+                .reads
                 .push_back(ReadTrack::new(r.psn, r.n, r.dmalen, r.frame, r.time_ns));
         }
         // drop READs that got every response
-        while f.reads.front().is_some_and(ReadTrack::complete) {
-            f.reads.pop_front();
+        while f.rare().reads.front().is_some_and(ReadTrack::complete) {
+            f.rare_mut().reads.pop_front();
         }
         for mut finding in out.findings.drain() {
             finding.flow = Some(id);
-            f.conformance.count(finding.kind);
+            f.rare_mut().conformance.count(finding.kind);
             events.push(finding);
         }
         for mut finding in out.peer_findings.drain() {
             let Some(p) = peer else { continue };
             finding.flow = Some(p);
-            flows[p as usize].conformance.count(finding.kind);
+            flows[p as usize].rare_mut().conformance.count(finding.kind);
             events.push(finding);
         }
     }
@@ -731,7 +740,7 @@ impl Engine {
                     (None, Detail::None)
                 }
                 Some(AethKind::RnrNak { timer_code }) => {
-                    self.flows[id as usize].naks.rnr += 1;
+                    self.flows[id as usize].rare_mut().naks.rnr += 1;
                     stream_ack = Some(AckKind::RnrNak);
                     (
                         Some(Kind::NakRnr),
@@ -742,7 +751,7 @@ impl Engine {
                     )
                 }
                 Some(AethKind::Nak(code)) => {
-                    let naks = &mut self.flows[id as usize].naks;
+                    let naks = &mut self.flows[id as usize].rare_mut().naks;
                     let kind = match code {
                         NakCode::PSN_SEQUENCE_ERROR => {
                             naks.psn_seq_err += 1;
@@ -792,11 +801,11 @@ impl Engine {
         if acknowledges {
             req.latency.ack(ev.psn, ev.time_ns);
         }
-        if fatal && req.fatal_nak_at.is_none() {
-            req.fatal_nak_at = Some(ev.time_ns);
+        if fatal && req.rare().fatal_nak_at.is_none() {
+            req.rare_mut().fatal_nak_at = Some(ev.time_ns);
         }
         if op == Operation::ReadResponse {
-            for t in &mut req.reads {
+            for t in &mut req.rare_mut().reads {
                 t.offer(ev.psn);
             }
             if position.ends_message() {
@@ -819,8 +828,8 @@ impl Engine {
             Self::apply_out(&mut self.flows, &mut self.events, x, &mut self.scratch);
         }
         let req = &mut self.flows[x as usize];
-        while req.reads.front().is_some_and(ReadTrack::complete) {
-            req.reads.pop_front();
+        while req.rare().reads.front().is_some_and(ReadTrack::complete) {
+            req.rare_mut().reads.pop_front();
         }
     }
 
@@ -831,7 +840,7 @@ impl Engine {
         let Some(prev) = prev else { return };
         let back = Psn::new_masked(msn).distance(Psn::new_masked(prev)) < 0;
         if back {
-            f.conformance.count(Kind::MsnRegression);
+            f.rare_mut().conformance.count(Kind::MsnRegression);
             let detail = Detail::Text(format!("ACK MSN {msn} after MSN {prev}"));
             self.event(
                 ev.frame,
@@ -887,7 +896,7 @@ impl Engine {
                     let f = &mut self.flows[id as usize];
                     if f.peer.is_none() {
                         f.cm_paired = true;
-                        f.pmtu_cm = req.pmtu;
+                        f.rare_mut().pmtu_cm = req.pmtu;
                     }
                 }
                 if let (Some(a), Some(b)) = (a, b) {
@@ -919,8 +928,11 @@ impl Engine {
                 self.close_reads(id, id32, pmtu);
             }
             for id in 0..self.flows.len() {
-                if let Some(p) = self.flows[id].peer {
-                    self.flows[id].throttled_by_cnps = self.flows[p as usize].cnps;
+                // zero where it is (a flow's rare part is not allocated to hold a zero)
+                if let Some(p) = self.flows[id].peer
+                    && self.flows[p as usize].cnps > 0
+                {
+                    self.flows[id].rare_mut().throttled_by_cnps = self.flows[p as usize].cnps;
                 }
             }
             let mut out = Vec::new();
@@ -944,7 +956,10 @@ impl Engine {
 
     /// The READs still waiting at the end: a response gap or an unanswered READ each.
     fn close_reads(&mut self, id: usize, id32: u32, pmtu: Option<u32>) {
-        let reads = std::mem::take(&mut self.flows[id].reads);
+        if self.flows[id].rare().reads.is_empty() {
+            return;
+        }
+        let reads = std::mem::take(&mut self.flows[id].rare_mut().reads);
         for mut t in reads {
             if t.n.is_none() {
                 t.n = Some(read_count(t.dmalen, pmtu.unwrap_or(DEFAULT_PMTU)));
@@ -955,7 +970,7 @@ impl Engine {
             let n = t.n.unwrap_or(1);
             let f = &mut self.flows[id];
             if t.any() {
-                f.read_response_gaps += 1;
+                f.rare_mut().read_response_gaps += 1;
                 let detail = Detail::ReadGap {
                     n,
                     missing: t.missing_text(),
@@ -969,7 +984,7 @@ impl Engine {
                     detail,
                 });
             } else {
-                f.unanswered_reads += 1;
+                f.rare_mut().unanswered_reads += 1;
                 self.events.push(Finding {
                     frame: t.frame,
                     time_ns: t.time_ns,

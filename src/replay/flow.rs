@@ -219,18 +219,32 @@ pub struct Flow {
     pub payload_bytes: u64,
     /// RC/UC/XRC request sequencing.
     pub psn: PsnStream,
+    pub acks: u64,
+    pub read_responses: u64,
+    pub atomic_acks: u64,
+    pub ecn_ce: u64,
+    pub cnps: u64,
+    /// The MSN of the flow's previous ACK (a response flow's, `msn_regression`).
+    pub last_ack_msn: Option<u32>,
+    pub latency: Latency,
+    /// Largest FIRST/MIDDLE request payload and PMTUs settled by rules 2–3 (0: none).
+    pub pmtu_seen: u32,
+    /// What most flows never need, allocated by the first that does ([`Flow::rare_mut`]).
+    rare: Option<Box<Rare>>,
+}
+
+/// The part of a flow's state that stays empty on most flows: NAKs, READs, findings, UD/RD
+/// counts, the CM's PMTU. Kept out of [`Flow`] so that a table of hundreds of thousands of
+/// quiet flows does not carry it (issue 13: memory by flows, and small per flow).
+#[derive(Debug, Clone, Default)]
+pub struct Rare {
     /// UD/RD requests: counted, not sequenced.
     pub unseq_messages: u64,
     pub unseq_first: Option<Psn>,
     pub unseq_last: Option<Psn>,
-    pub acks: u64,
-    pub read_responses: u64,
-    pub atomic_acks: u64,
     pub naks: Naks,
     pub read_response_gaps: u64,
     pub unanswered_reads: u64,
-    pub ecn_ce: u64,
-    pub cnps: u64,
     pub throttled_by_cnps: u64,
     pub icrc_errors: u64,
     pub conformance: Conformance,
@@ -238,15 +252,41 @@ pub struct Flow {
     /// flow's requests arrived, and whether a request after it was reported (§6.7).
     pub fatal_nak_at: Option<u64>,
     pub fatal_reported: bool,
-    /// The MSN of the flow's previous ACK (a response flow's, `msn_regression`).
-    pub last_ack_msn: Option<u32>,
-    pub latency: Latency,
     pub reads: VecDeque<ReadTrack>,
     /// PMTU from the CM exchange.
     pub pmtu_cm: Option<u32>,
-    /// Largest FIRST/MIDDLE request payload and PMTUs settled by rules 2–3 (0: none).
-    pub pmtu_seen: u32,
 }
+
+/// What [`Flow::rare`] reads on a flow that never needed its rare part.
+static NO_RARE: Rare = Rare {
+    unseq_messages: 0,
+    unseq_first: None,
+    unseq_last: None,
+    naks: Naks {
+        psn_seq_err: 0,
+        rnr: 0,
+        invalid_request: 0,
+        remote_access: 0,
+        remote_op: 0,
+        invalid_rd: 0,
+    },
+    read_response_gaps: 0,
+    unanswered_reads: 0,
+    throttled_by_cnps: 0,
+    icrc_errors: 0,
+    conformance: Conformance {
+        gbn_wrong_start: 0,
+        repeated_nak: 0,
+        ack_regression: 0,
+        msn_regression: 0,
+        read_wrong_restart: 0,
+        response_after_fatal_nak: 0,
+    },
+    fatal_nak_at: None,
+    fatal_reported: false,
+    reads: VecDeque::new(),
+    pmtu_cm: None,
+};
 
 impl Flow {
     #[must_use]
@@ -263,28 +303,29 @@ impl Flow {
             bytes: 0,
             payload_bytes: 0,
             psn: PsnStream::new(),
-            unseq_messages: 0,
-            unseq_first: None,
-            unseq_last: None,
             acks: 0,
             read_responses: 0,
             atomic_acks: 0,
-            naks: Naks::default(),
-            read_response_gaps: 0,
-            unanswered_reads: 0,
             ecn_ce: 0,
             cnps: 0,
-            throttled_by_cnps: 0,
-            icrc_errors: 0,
-            conformance: Conformance::default(),
-            fatal_nak_at: None,
-            fatal_reported: false,
             last_ack_msn: None,
             latency: Latency::default(),
-            reads: VecDeque::new(),
-            pmtu_cm: None,
             pmtu_seen: 0,
+            rare: None,
         }
+    }
+
+    /// The rarely used part (all zero and empty on a flow that never needed it).
+    #[inline]
+    #[must_use]
+    pub fn rare(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NO_RARE)
+    }
+
+    /// The rarely used part, to change: allocated the first time.
+    #[inline]
+    pub fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
     }
 
     /// `RC`, `UC`, `RD`, `UD`, `XRC`; `CNP` for a flow of CNPs only.
@@ -309,28 +350,29 @@ impl Flow {
 
     #[must_use]
     pub fn messages(&self) -> u64 {
-        self.psn.counters.messages + self.unseq_messages
+        self.psn.counters.messages + self.rare().unseq_messages
     }
 
     #[must_use]
     pub fn first_psn(&self) -> Option<Psn> {
-        self.psn.first_psn().or(self.unseq_first)
+        self.psn.first_psn().or(self.rare().unseq_first)
     }
 
     #[must_use]
     pub fn last_psn(&self) -> Option<Psn> {
-        self.psn.last_psn().or(self.unseq_last)
+        self.psn.last_psn().or(self.rare().unseq_last)
     }
 
     /// A UD/RD request packet: counted, not sequenced.
     pub fn unsequenced(&mut self, psn: Psn, ends_message: bool) {
+        let r = self.rare_mut();
         if ends_message {
-            self.unseq_messages += 1;
+            r.unseq_messages += 1;
         }
-        if self.unseq_first.is_none() {
-            self.unseq_first = Some(psn);
+        if r.unseq_first.is_none() {
+            r.unseq_first = Some(psn);
         }
-        self.unseq_last = Some(match self.unseq_last {
+        r.unseq_last = Some(match r.unseq_last {
             Some(last) if last.distance(psn) >= 0 => last,
             _ => psn,
         });
