@@ -208,7 +208,9 @@ fn live_lines(engine: &replay::Engine, new: &[replay::Finding]) -> Vec<String> {
             match flow.and_then(|id| engine.flows().get(id as usize)) {
                 Some(f) => format!(
                     "flow {} {}: {counts} (lost {} so far)",
-                    f.id, f.key, f.psn.counters.lost
+                    f.id,
+                    f.key,
+                    f.psn().counters.lost
                 ),
                 None => format!("capture: {counts}"),
             }

@@ -130,7 +130,7 @@ pub struct FlowJson {
 impl FlowJson {
     #[must_use]
     pub fn new(f: &Flow) -> Self {
-        let c = &f.psn.counters;
+        let c = &f.psn().counters;
         let t = f.timings();
         let timing =
             |get: fn(&Timings) -> Summary| LatencyJson::new(t.map(get).unwrap_or_default());
@@ -174,7 +174,7 @@ impl FlowJson {
             throttled_by_cnps: f.rare().throttled_by_cnps,
             icrc_errors: f.rare().icrc_errors,
             not_captured: c.not_captured,
-            ack_latency_ns: LatencyJson::new(f.latency.summary()),
+            ack_latency_ns: LatencyJson::new(f.latency().summary()),
             recovery_ns: timing(|t| t.recovery.summary()),
             nak_response_ns: timing(|t| t.nak_response.summary()),
             nak_generation_ns: timing(|t| t.nak_generation.summary()),

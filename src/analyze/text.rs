@@ -104,8 +104,8 @@ fn table<T>(
 }
 
 fn flow_row(f: &Flow) -> Vec<Cell> {
-    let c = &f.psn.counters;
-    let lat = f.latency.summary();
+    let c = &f.psn().counters;
+    let lat = f.latency().summary();
     let psns = match (f.first_psn(), f.last_psn()) {
         (Some(a), Some(b)) => format!("{a}-{b}"),
         _ => "-".to_string(),
@@ -149,7 +149,7 @@ fn flow_row(f: &Flow) -> Vec<Cell> {
 fn loss_words(replay: &Replay) -> String {
     let (mut lost, mut unrecovered, mut missed) = (0u64, 0u64, 0u64);
     for f in &replay.flows {
-        let c = &f.psn.counters;
+        let c = &f.psn().counters;
         lost += c.lost;
         unrecovered += c.unrecovered;
         missed += c.not_captured;
@@ -188,11 +188,11 @@ fn worst_flows(flows: &[Flow], limit: Option<usize>) -> Vec<&Flow> {
     // Reverse(key): the heap's top is the least bad of those kept
     let key = |f: &Flow| {
         (
-            f.psn.counters.lost,
+            f.psn().counters.lost,
             f.rare().naks.total(),
             f.rare().conformance.total(),
             f.ecn_ce + f.cnps,
-            f.psn.counters.not_captured,
+            f.psn().counters.not_captured,
             std::cmp::Reverse(f.id),
         )
     };

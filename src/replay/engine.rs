@@ -550,7 +550,7 @@ impl Engine {
             }
         }
         self.fatal_nak_check(id, ev);
-        let was_started = self.flows[id as usize].psn.started();
+        let was_started = self.flows[id as usize].psn().started();
         let pmtu = self.conn_pmtu(id);
         let read_dmalen = (op == Operation::ReadRequest).then(|| ev.dmalen.unwrap_or(0));
         let pkt = ReqPacket {
@@ -562,7 +562,7 @@ impl Engine {
             rto_min_ns: (transport != Transport::Uc).then_some(self.cfg.rto_min_ns),
         };
         self.flows[id as usize]
-            .psn
+            .psn_mut()
             .on_request_into(&pkt, pmtu, &mut self.scratch);
         // a READ seen before is checked once the step settled the open counts (rule 3)
         let reissued = op == Operation::ReadRequest && self.scratch.new_read.is_none();
@@ -577,7 +577,7 @@ impl Engine {
             f.pmtu_seen = f.pmtu_seen.max(ev.payload_len);
         }
         if ev.ack_req {
-            f.latency.request(ev.psn, ev.time_ns);
+            f.latency_mut().request(ev.psn, ev.time_ns);
         }
         if !was_started && f.peer.is_none() && !f.cm_paired {
             let k = f.key;
@@ -706,7 +706,7 @@ impl Engine {
         let mut found = None;
         for &x in cands.iter() {
             let c = &flows[x as usize];
-            if x != y && c.psn.pairs_with(psn) {
+            if x != y && c.psn().pairs_with(psn) {
                 if found.is_some() {
                     return; // ambiguous: never a guess
                 }
@@ -799,7 +799,7 @@ impl Engine {
         let pmtu = self.conn_pmtu(x);
         let req = &mut self.flows[x as usize];
         if acknowledges {
-            req.latency.ack(ev.psn, ev.time_ns);
+            req.latency_mut().ack(ev.psn, ev.time_ns);
         }
         if fatal && req.rare().fatal_nak_at.is_none() {
             req.rare_mut().fatal_nak_at = Some(ev.time_ns);
@@ -810,7 +810,7 @@ impl Engine {
             }
             if position.ends_message() {
                 // rule 2 settles the READ's count before its acknowledgement takes effect
-                req.psn
+                req.psn_mut()
                     .on_read_response_end_into(ev.psn, pmtu, &mut self.scratch);
                 Self::apply_out(&mut self.flows, &mut self.events, x, &mut self.scratch);
             }
@@ -823,7 +823,7 @@ impl Engine {
                 kind,
             };
             self.flows[x as usize]
-                .psn
+                .psn_mut()
                 .on_ack_into(&ack, &mut self.scratch);
             Self::apply_out(&mut self.flows, &mut self.events, x, &mut self.scratch);
         }
@@ -923,7 +923,7 @@ impl Engine {
             for id in 0..self.flows.len() {
                 let id32 = u32::try_from(id).unwrap_or(u32::MAX);
                 let pmtu = self.conn_pmtu(id32);
-                let mut out = self.flows[id].psn.finish(pmtu);
+                let mut out = self.flows[id].finish_requests(pmtu);
                 Self::apply_out(&mut self.flows, &mut self.events, id32, &mut out);
                 self.close_reads(id, id32, pmtu);
             }

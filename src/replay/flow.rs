@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
+use std::sync::LazyLock;
 
 use rocescope_dissectors::{Psn, Transport};
 
@@ -217,8 +218,6 @@ pub struct Flow {
     pub frames: u64,
     pub bytes: u64,
     pub payload_bytes: u64,
-    /// RC/UC/XRC request sequencing.
-    pub psn: PsnStream,
     pub acks: u64,
     pub read_responses: u64,
     pub atomic_acks: u64,
@@ -226,12 +225,25 @@ pub struct Flow {
     pub cnps: u64,
     /// The MSN of the flow's previous ACK (a response flow's, `msn_regression`).
     pub last_ack_msn: Option<u32>,
-    pub latency: Latency,
     /// Largest FIRST/MIDDLE request payload and PMTUs settled by rules 2–3 (0: none).
     pub pmtu_seen: u32,
     /// What most flows never need, allocated by the first that does ([`Flow::rare_mut`]).
     rare: Option<Box<Rare>>,
+    /// The request side, allocated by a flow's first request (or acknowledgement of one): a
+    /// flow of responses (ACKs, READ responses) never needs it ([`Flow::psn_mut`]).
+    requests: Option<Box<Requests>>,
 }
+
+/// The state of a flow that carries requests.
+#[derive(Debug, Clone, Default)]
+struct Requests {
+    /// RC/UC/XRC request sequencing.
+    psn: PsnStream,
+    latency: Latency,
+}
+
+/// What [`Flow::psn`] and [`Flow::latency`] read on a flow without requests.
+static NO_REQUESTS: LazyLock<Requests> = LazyLock::new(Requests::default);
 
 /// The part of a flow's state that stays empty on most flows: NAKs, READs, findings, UD/RD
 /// counts, the CM's PMTU. Kept out of [`Flow`] so that a table of hundreds of thousands of
@@ -302,17 +314,51 @@ impl Flow {
             frames: 0,
             bytes: 0,
             payload_bytes: 0,
-            psn: PsnStream::new(),
             acks: 0,
             read_responses: 0,
             atomic_acks: 0,
             ecn_ce: 0,
             cnps: 0,
             last_ack_msn: None,
-            latency: Latency::default(),
             pmtu_seen: 0,
             rare: None,
+            requests: None,
         }
+    }
+
+    /// Request sequencing (a stream that saw nothing on a flow without requests).
+    #[inline]
+    #[must_use]
+    pub fn psn(&self) -> &PsnStream {
+        &self.requests.as_deref().unwrap_or(&NO_REQUESTS).psn
+    }
+
+    /// Request sequencing, to step: the request side is allocated the first time.
+    #[inline]
+    pub fn psn_mut(&mut self) -> &mut PsnStream {
+        &mut self.requests.get_or_insert_with(Box::default).psn
+    }
+
+    /// The end of the capture for the request stream (`PsnStream::finish`), without
+    /// allocating a request side for a flow that never had one.
+    pub fn finish_requests(&mut self, pmtu: Option<u32>) -> super::psn::StepOut {
+        match self.requests.as_deref_mut() {
+            Some(r) => r.psn.finish(pmtu),
+            None => PsnStream::new().finish(pmtu),
+        }
+    }
+
+    /// ACK latency of the flow's requests.
+    #[inline]
+    #[must_use]
+    pub fn latency(&self) -> &Latency {
+        &self.requests.as_deref().unwrap_or(&NO_REQUESTS).latency
+    }
+
+    /// ACK latency, to add to: the request side is allocated the first time.
+    #[inline]
+    pub fn latency_mut(&mut self) -> &mut Latency {
+        &mut self.requests.get_or_insert_with(Box::default).latency
     }
 
     /// The rarely used part (all zero and empty on a flow that never needed it).
@@ -343,24 +389,24 @@ impl Flow {
     /// acknowledgements to time against).
     #[must_use]
     pub fn timings(&self) -> Option<&super::psn::Timings> {
-        self.psn
+        self.psn()
             .timings()
             .filter(|_| matches!(self.transport, Some(Transport::Rc | Transport::Xrc)))
     }
 
     #[must_use]
     pub fn messages(&self) -> u64 {
-        self.psn.counters.messages + self.rare().unseq_messages
+        self.psn().counters.messages + self.rare().unseq_messages
     }
 
     #[must_use]
     pub fn first_psn(&self) -> Option<Psn> {
-        self.psn.first_psn().or(self.rare().unseq_first)
+        self.psn().first_psn().or(self.rare().unseq_first)
     }
 
     #[must_use]
     pub fn last_psn(&self) -> Option<Psn> {
-        self.psn.last_psn().or(self.rare().unseq_last)
+        self.psn().last_psn().or(self.rare().unseq_last)
     }
 
     /// A UD/RD request packet: counted, not sequenced.
