@@ -19,35 +19,84 @@ const RED: &str = "\x1b[1;31m";
 const BOLD: &str = "\x1b[1m";
 const RESET: &str = "\x1b[0m";
 
-/// One table cell: text, right-aligned or not, highlighted or not.
-struct Cell {
+/// One row's cells, written one after another into a reused string (a row of `--flows all`
+/// on hundreds of thousands of flows allocated a string per cell, twice).
+#[derive(Default)]
+struct Row {
     text: String,
+    cells: Vec<Cell>,
+}
+
+/// Where a cell ends in [`Row::text`], right-aligned or not, highlighted or not.
+struct Cell {
+    end: usize,
     right: bool,
     hot: bool,
 }
 
-fn cell(text: impl Into<String>) -> Cell {
-    Cell {
-        text: text.into(),
-        right: false,
-        hot: false,
+impl Row {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.cells.clear();
+    }
+
+    fn close(&mut self, right: bool, hot: bool) {
+        self.cells.push(Cell {
+            end: self.text.len(),
+            right,
+            hot,
+        });
+    }
+
+    /// A left-aligned cell.
+    fn cell(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.close(false, false);
+    }
+
+    /// A cell written by `fmt`.
+    fn fmt(&mut self, right: bool, args: std::fmt::Arguments<'_>) {
+        use std::fmt::Write as _;
+        let _ = self.text.write_fmt(args);
+        self.close(right, false);
+    }
+
+    fn num(&mut self, v: u64) {
+        crate::text::push_dec(&mut self.text, v);
+        self.close(true, false);
+    }
+
+    /// A problem counter: highlighted when non-zero.
+    fn bad(&mut self, v: u64) {
+        crate::text::push_dec(&mut self.text, v);
+        self.close(true, v > 0);
+    }
+
+    /// `v`, or `-` for none.
+    fn opt(&mut self, v: Option<impl std::fmt::Display>) {
+        match v {
+            Some(v) => self.fmt(false, format_args!("{v}")),
+            None => self.cell("-"),
+        }
+    }
+
+    /// (text, cell) of each cell.
+    fn cells(&self) -> impl Iterator<Item = (&str, &Cell)> {
+        let mut start = 0;
+        self.cells.iter().map(move |c| {
+            let text = self.text.get(start..c.end).unwrap_or_default();
+            start = c.end;
+            (text, c)
+        })
     }
 }
 
-fn num(v: u64) -> Cell {
-    Cell {
-        text: v.to_string(),
-        right: true,
-        hot: false,
-    }
-}
-
-/// A problem counter: highlighted when non-zero.
-fn bad(v: u64) -> Cell {
-    Cell {
-        text: v.to_string(),
-        right: true,
-        hot: v > 0,
+/// Characters in `s` (its length when ASCII).
+fn chars(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
     }
 }
 
@@ -58,13 +107,16 @@ fn table<T>(
     out: &mut dyn Write,
     head: &[&str],
     items: &[T],
-    row: impl Fn(&T) -> Vec<Cell>,
+    mut row: impl FnMut(&T, &mut Row),
     color: bool,
 ) -> io::Result<()> {
     let mut width: Vec<usize> = head.iter().map(|h| h.len()).collect();
+    let mut cells = Row::default();
     for item in items {
-        for (w, c) in width.iter_mut().zip(&row(item)) {
-            *w = (*w).max(c.text.chars().count());
+        cells.clear();
+        row(item, &mut cells);
+        for (w, (text, _)) in width.iter_mut().zip(cells.cells()) {
+            *w = (*w).max(chars(text));
         }
     }
     let mut line = String::new();
@@ -72,7 +124,7 @@ fn table<T>(
         if i > 0 {
             line.push_str("  ");
         }
-        line.push_str(&format!("{h:<w$}"));
+        crate::text::push_padded(&mut line, h, *w, false);
     }
     if color {
         writeln!(out, "{BOLD}{}{RESET}", line.trim_end())?;
@@ -80,69 +132,78 @@ fn table<T>(
         writeln!(out, "{}", line.trim_end())?;
     }
     for item in items {
+        cells.clear();
+        row(item, &mut cells);
         line.clear();
-        for (i, (c, w)) in row(item).iter().zip(&width).enumerate() {
+        for (i, ((text, c), w)) in cells.cells().zip(&width).enumerate() {
             if i > 0 {
                 line.push_str("  ");
             }
-            let text = if c.right {
-                format!("{:>w$}", c.text)
-            } else {
-                format!("{:<w$}", c.text)
-            };
-            if color && c.hot {
+            let hot = color && c.hot;
+            if hot {
                 line.push_str(RED);
-                line.push_str(&text);
+            }
+            crate::text::push_padded(&mut line, text, *w, c.right);
+            if hot {
                 line.push_str(RESET);
-            } else {
-                line.push_str(&text);
             }
         }
-        writeln!(out, "{}", line.trim_end())?;
+        let end = line.trim_end().len();
+        line.truncate(end);
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
     }
     Ok(())
 }
 
-fn flow_row(f: &Flow) -> Vec<Cell> {
+fn flow_row(f: &Flow, row: &mut Row) {
     let c = &f.psn().counters;
     let lat = f.latency().summary();
-    let psns = match (f.first_psn(), f.last_psn()) {
-        (Some(a), Some(b)) => format!("{a}-{b}"),
-        _ => "-".to_string(),
-    };
-    vec![
-        num(u64::from(f.id)),
-        cell(f.key.src.to_string()),
-        cell(f.key.dst.to_string()),
-        cell(format!("{:#08x}", f.key.dest_qp)),
-        cell(f.transport_name()),
-        cell(f.peer.map_or_else(|| "-".to_string(), |p| p.to_string())),
-        num(f.frames),
-        num(f.messages()),
-        cell(psns),
-        bad(c.psn_gaps),
-        bad(c.lost),
-        bad(c.unrecovered),
-        bad(c.out_of_order),
-        bad(c.duplicates),
-        bad(c.retransmissions),
-        bad(c.implied_timeouts),
-        num(f.acks),
-        bad(f.rare().naks.total()),
-        num(c.read_requests),
-        bad(f.rare().read_response_gaps),
-        bad(f.rare().unanswered_reads),
-        bad(f.ecn_ce),
-        bad(f.cnps),
-        bad(f.rare().icrc_errors),
-        bad(c.not_captured),
-        bad(f.rare().conformance.total()),
-        cell(if lat.samples == 0 {
-            "-".to_string()
-        } else {
-            format!("{}/{}", Duration(lat.p50), Duration(lat.p99))
-        }),
-    ]
+    row.num(u64::from(f.id));
+    row.fmt(false, format_args!("{}", f.key.src));
+    row.fmt(false, format_args!("{}", f.key.dst));
+    row.fmt(false, format_args!("{:#08x}", f.key.dest_qp));
+    row.cell(f.transport_name());
+    row.opt(f.peer);
+    row.num(f.frames);
+    row.num(f.messages());
+    match (f.first_psn(), f.last_psn()) {
+        (Some(a), Some(b)) => row.fmt(false, format_args!("{a}-{b}")),
+        _ => row.cell("-"),
+    }
+    for v in [
+        c.psn_gaps,
+        c.lost,
+        c.unrecovered,
+        c.out_of_order,
+        c.duplicates,
+        c.retransmissions,
+        c.implied_timeouts,
+    ] {
+        row.bad(v);
+    }
+    row.num(f.acks);
+    row.bad(f.rare().naks.total());
+    row.num(c.read_requests);
+    for v in [
+        f.rare().read_response_gaps,
+        f.rare().unanswered_reads,
+        f.ecn_ce,
+        f.cnps,
+        f.rare().icrc_errors,
+        c.not_captured,
+        f.rare().conformance.total(),
+    ] {
+        row.bad(v);
+    }
+    if lat.samples == 0 {
+        row.cell("-");
+    } else {
+        row.fmt(
+            false,
+            format_args!("{}/{}", Duration(lat.p50), Duration(lat.p99)),
+        );
+    }
 }
 
 /// What was lost in the network and what only the capture missed, in words.
@@ -310,7 +371,7 @@ pub fn write(
             "conf",
             "ack p50/p99",
         ];
-        table(out, &head, &listed, |f| flow_row(f), color)?;
+        table(out, &head, &listed, |f, row| flow_row(f, row), color)?;
         let left = replay.flows.len() - listed.len();
         if left > 0 {
             writeln!(
@@ -326,20 +387,14 @@ pub fn write(
         let head = [
             "src_mac", "prio", "pause", "resume", "quanta", "paused", "storms",
         ];
-        let row = |r: &PfcRow| {
-            vec![
-                cell(mac_text(r.src_mac)),
-                num(u64::from(r.priority)),
-                num(r.pause_frames),
-                num(r.resume_frames),
-                num(r.quanta_total),
-                Cell {
-                    text: Duration(r.paused_ns).to_string(),
-                    right: true,
-                    hot: false,
-                },
-                bad(r.storms),
-            ]
+        let row = |r: &PfcRow, row: &mut Row| {
+            row.cell(&mac_text(r.src_mac));
+            row.num(u64::from(r.priority));
+            row.num(r.pause_frames);
+            row.num(r.resume_frames);
+            row.num(r.quanta_total);
+            row.fmt(true, format_args!("{}", Duration(r.paused_ns)));
+            row.bad(r.storms);
         };
         table(out, &head, &replay.pfc, row, color)?;
     }
@@ -349,22 +404,19 @@ pub fn write(
     if shown > 0 {
         let first = c.first_time_ns.unwrap_or(0);
         let head = ["frame", "time", "kind", "flow", "psn", "detail"];
-        let row = |e: &Finding| {
+        let row = |e: &Finding, row: &mut Row| {
             let rel = i128::from(e.time_ns) - i128::from(first);
             let sign = if rel < 0 { "-" } else { "" };
             let abs = rel.unsigned_abs();
-            vec![
-                num(e.frame),
-                Cell {
-                    text: format!("{sign}{}.{:09}", abs / 1_000_000_000, abs % 1_000_000_000),
-                    right: true,
-                    hot: false,
-                },
-                cell(e.kind.name()),
-                cell(e.flow.map_or_else(|| "-".to_string(), |f| f.to_string())),
-                cell(e.psn.map_or_else(|| "-".to_string(), |p| p.to_string())),
-                cell(e.detail.to_string()),
-            ]
+            row.num(e.frame);
+            row.fmt(
+                true,
+                format_args!("{sign}{}.{:09}", abs / 1_000_000_000, abs % 1_000_000_000),
+            );
+            row.cell(e.kind.name());
+            row.opt(e.flow);
+            row.opt(e.psn);
+            row.fmt(false, format_args!("{}", e.detail));
         };
         table(out, &head, &replay.events[..shown], row, color)?;
     }
