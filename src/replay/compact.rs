@@ -99,6 +99,22 @@ impl<T: Copy> Slot<T> {
     pub fn as_mut(&mut self) -> Option<&mut T> {
         self.boxed.as_deref_mut().filter(|_| self.full)
     }
+
+    /// A copy of the value, if there is one.
+    #[must_use]
+    pub fn get(&self) -> Option<T> {
+        self.boxed.as_deref().copied().filter(|_| self.full)
+    }
+
+    #[must_use]
+    pub fn is_some(&self) -> bool {
+        self.full
+    }
+
+    /// Empties it (the allocation stays).
+    pub fn clear(&mut self) {
+        self.full = false;
+    }
 }
 
 #[cfg(test)]
@@ -143,5 +159,9 @@ mod test {
             "the box was reused"
         );
         assert_eq!(s.take(), Some(9));
+        s.set(10);
+        assert!(s.is_some() && s.get() == Some(10));
+        s.clear();
+        assert!(!s.is_some() && s.get().is_none());
     }
 }

@@ -291,7 +291,7 @@ pub struct PsnStream {
     ack_end: u64,
     /// Acknowledgements that arrived while a READ's count was open.
     held_acks: ThinVec<Ack>,
-    pending: Option<PendingRead>,
+    pending: Slot<PendingRead>,
     pub counters: PsnCounters,
     /// Unrecovered PSNs already closed (beyond the serial horizon).
     closed_unrecovered: u64,
@@ -300,7 +300,7 @@ pub struct PsnStream {
     // conformance
     /// The lowest NAK position since the last go-back.
     nak_since_go_back: Option<u64>,
-    wrong_start: Option<WrongStart>,
+    wrong_start: Slot<WrongStart>,
     /// The last PSN-sequence-error NAK's position, and whether a request packet at it came
     /// after it (`repeated_nak`).
     last_seq_nak: Option<u64>,
@@ -461,11 +461,11 @@ impl PsnStream {
             self.highest_ack = Some(self.highest_ack.map_or(q, |h| h.max(q)));
             self.repeats.clear();
         }
-        if let Some(w) = self.wrong_start
+        if let Some(w) = self.wrong_start.get()
             && end > w.nak
         {
             // the NAK's PSN was acknowledged: the capture missed the right resend
-            self.wrong_start = None;
+            self.wrong_start.clear();
         }
     }
 
@@ -478,9 +478,9 @@ impl PsnStream {
         if self.nak_times.len() < NAKS_MAX {
             self.nak_times.push(a.time_ns);
         }
-        if let Some(w) = self.wrong_start.filter(|w| w.nak == q) {
+        if let Some(w) = self.wrong_start.get().filter(|w| w.nak == q) {
             // the NAK names the PSN again: the wrong resend did not repair it
-            self.wrong_start = None;
+            self.wrong_start.clear();
             out.findings.push(finding(
                 Kind::GbnWrongStart,
                 w.frame,
@@ -577,11 +577,11 @@ impl PsnStream {
     /// The LAST or ONLY READ response at `psn` arrived on the paired reverse flow: rule 2
     /// settles the open READ count (rule 1 first when the PMTU is known by now).
     pub fn on_read_response_end_into(&mut self, psn: Psn, pmtu: Option<u32>, out: &mut StepOut) {
-        let Some(pr) = self.pending else {
+        let Some(pr) = self.pending.get() else {
             return;
         };
         if let Some(m) = pmtu {
-            self.pending = None;
+            self.pending.clear();
             self.apply_read(pr, read_count(pr.dmalen, m), out);
             self.apply_held_acks(out);
             return;
@@ -591,7 +591,7 @@ impl PsnStream {
         if let Ok(d) = u32::try_from(d) {
             let n = d + 1;
             if n <= max_n {
-                self.pending = None;
+                self.pending.clear();
                 self.apply_read(pr, n, out);
                 out.learned_pmtu = unique_pmtu(pr.dmalen, n);
                 self.apply_held_acks(out);
@@ -800,16 +800,16 @@ impl PsnStream {
         if self.last_seq_nak == Some(p) {
             self.resent_since_nak = true;
         }
-        if self.wrong_start.is_some_and(|w| w.nak == p) {
+        if self.wrong_start.get().is_some_and(|w| w.nak == p) {
             // the right resend came after all
-            self.wrong_start = None;
+            self.wrong_start.clear();
         }
         if p <= self.prev
             && let Some(nak) = self.nak_since_go_back.take()
             && p != nak
-            && self.wrong_start.is_none()
+            && !self.wrong_start.is_some()
         {
-            self.wrong_start = Some(WrongStart {
+            self.wrong_start.set(WrongStart {
                 frame: pkt.frame,
                 time_ns: pkt.time_ns,
                 psn: pkt.psn,
@@ -861,7 +861,7 @@ impl PsnStream {
                 (None, Some(dmalen)) => {
                     // Held open: the READ's own PSN is consumed; the rest when settled.
                     self.expected = p + 1;
-                    self.pending = Some(PendingRead {
+                    self.pending.set(PendingRead {
                         psn: pkt.psn,
                         p,
                         dmalen,
@@ -945,7 +945,7 @@ impl PsnStream {
                 ));
             }
             if let (Some(dmalen), None) = (pkt.read_dmalen, n_now) {
-                self.pending = Some(PendingRead {
+                self.pending.set(PendingRead {
                     psn: pkt.psn,
                     p,
                     dmalen,
