@@ -7,7 +7,8 @@
 //!
 //! - `text` ([`text`]): one summary line per frame, tshark's columns;
 //! - `verbose` ([`verbose`]): the field tree of [`rocescope_dissectors::pretty::TreeWriter`];
-//! - `jsonl` ([`json`]): one JSON object per frame with the keys of interfaces.md §4;
+//! - `jsonl` ([`json`]): one JSON object per frame with the keys of interfaces.md §4 (from
+//!   files, the reading thread formats frames too while the writing thread is behind);
 //! - `csv` ([`csv`]): a header row and one row per frame (columns documented there);
 //! - `parquet` ([`parquet`]): one row per frame, with the frame's analysis marks (the captures
 //!   are replayed on a thread of their own at the same time, when they are files, and the
@@ -163,6 +164,19 @@ fn late_marks(cfg: &DissectConfig, rows: &FrameRows) -> anyhow::Result<Option<La
 /// # Errors
 /// As [`run`].
 pub fn write_all(cfg: &DissectConfig, out: &mut impl Write) -> anyhow::Result<()> {
+    write_all_with(cfg, out, None)
+}
+
+/// [`write_all`] with `-f jsonl`'s sharing of the formatting between the threads chosen:
+/// `None` as [`write_all`] decides, `Some(split)` on two threads as told (tests compare them).
+///
+/// # Errors
+/// As [`run`].
+pub fn write_all_with(
+    cfg: &DissectConfig,
+    out: &mut impl Write,
+    split: Option<replay::Split>,
+) -> anyhow::Result<()> {
     let mut writer = Writer::new(cfg)?;
     let result = if let Some(live) = &cfg.live {
         if filter_uses_marks(cfg) {
@@ -177,7 +191,15 @@ pub fn write_all(cfg: &DissectConfig, out: &mut impl Write) -> anyhow::Result<()
             eprintln!("rocescope: {}", crate::live::listening_line(live, &source));
         }
         writer.header(out)?;
-        let shown = frames(cfg, &mut source, Some(&handle), &mut None, &mut writer, out);
+        let shown = frames(
+            cfg,
+            &mut source,
+            Some(&handle),
+            &mut None,
+            &mut writer,
+            out,
+            split,
+        );
         if !cfg.quiet {
             eprintln!(
                 "rocescope: {}: {}",
@@ -200,6 +222,7 @@ pub fn write_all(cfg: &DissectConfig, out: &mut impl Write) -> anyhow::Result<()
                 &mut marks,
                 &mut writer,
                 out,
+                split,
             )
         }
     };
@@ -221,12 +244,20 @@ fn frames(
     marks: &mut Option<FrameMarks>,
     writer: &mut Writer,
     out: &mut impl Write,
+    split: Option<replay::Split>,
 ) -> anyhow::Result<()> {
     let options = DissectOptions {
         roce_ports: &cfg.roce_ports,
         rd_as_rd: cfg.rd_as_rd,
         ..DissectOptions::default()
     };
+    if live.is_none() && marks.is_none() {
+        match writer {
+            Writer::Jsonl(w) => return line_frames(cfg, source, w, out, split),
+            Writer::Text(w) => return line_frames(cfg, source, w, out, split),
+            _ => {}
+        }
+    }
     let mut shown = 0u64;
     source::for_each(source, Threads::Auto, |frame, at| -> anyhow::Result<_> {
         let view = FrameView::new(frame, &options, at.first_time_ns);
@@ -249,6 +280,127 @@ fn frames(
             if let Some(live) = live {
                 live.stop(); // the capture thread ends too
             }
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        })
+    })
+}
+
+/// A frame the reading thread dissected, filtered and wrote as its JSON line: bytes
+/// `start..end` of its batch; `shown` false when the filter left it out.
+struct Written {
+    shown: bool,
+    start: usize,
+    end: usize,
+}
+
+/// A format whose frames are independent lines (`text`, `jsonl`): either thread may write one.
+trait Lines: Clone + Send {
+    /// Append `view`'s line to `buf` (the reading thread).
+    fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>);
+    /// Write `view`'s line (the writing thread).
+    fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()>;
+    /// Write a line the reading thread appended.
+    fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()>;
+}
+
+impl Lines for json::JsonWriter {
+    fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>) {
+        self.append(view, buf);
+    }
+    fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
+        self.frame(view, out)
+    }
+    fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()> {
+        self.line(line, out)
+    }
+}
+
+impl Lines for text::TextWriter {
+    fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>) {
+        self.append(view, buf);
+    }
+    fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
+        self.frame(view, out)
+    }
+    fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()> {
+        out.write_all(line)
+    }
+}
+
+/// [`frames`] for the line formats from files: when the writing thread falls behind, the
+/// reading thread also dissects, filters and formats frames ([`source::Prepare`]), so both
+/// cores format. The lines are the same either way, in frame order (the writing thread takes
+/// the batches in order).
+fn line_frames<W: Lines>(
+    cfg: &DissectConfig,
+    source: &mut dyn source::FrameSource,
+    writer: &mut W,
+    out: &mut impl Write,
+    split: Option<replay::Split>,
+) -> anyhow::Result<()> {
+    let (threads, split) = match split {
+        None => (Threads::Auto, replay::Split::Balanced),
+        Some(split) => (Threads::Two, split),
+    };
+    let options = DissectOptions {
+        roce_ports: &cfg.roce_ports,
+        rd_as_rd: cfg.rd_as_rd,
+        ..DissectOptions::default()
+    };
+    let filter = cfg.filter.as_ref();
+    let kept = move |view: &FrameView<'_>| {
+        filter.is_none_or(|f| {
+            f.matches_marked(
+                &view.facts(),
+                crate::filter::Marks::default(),
+                view.dissected.as_ref(),
+            )
+        })
+    };
+    // the reading thread's own writer (its buffers and caches)
+    let mut reader = writer.clone();
+    let prepare = move |frame: &capture::Frame<'_>, told: source::Prepare<'_>| {
+        let here = match split {
+            replay::Split::Balanced => told.busy,
+            replay::Split::Reader => true,
+            replay::Split::Engine => false,
+        };
+        if !here {
+            return None;
+        }
+        let view = FrameView::new(*frame, &options, told.first_time_ns);
+        let start = told.out.len();
+        let shown = kept(&view);
+        if shown {
+            reader.append(&view, told.out);
+        }
+        Some(Written {
+            shown,
+            start,
+            end: told.out.len(),
+        })
+    };
+    let mut shown = 0u64;
+    source::drive(source, threads, prepare, |slot, at| -> anyhow::Result<_> {
+        match slot {
+            source::Slot::Frame(frame) => {
+                let view = FrameView::new(frame, &options, at.first_time_ns);
+                if !kept(&view) {
+                    return Ok(ControlFlow::Continue(()));
+                }
+                Lines::frame(writer, &view, out)?;
+            }
+            source::Slot::Prepared(w, data) => {
+                if !w.shown {
+                    return Ok(ControlFlow::Continue(()));
+                }
+                Lines::line(writer, data.get(w.start..w.end).unwrap_or_default(), out)?;
+            }
+        }
+        shown += 1;
+        Ok(if cfg.count.is_some_and(|c| shown >= c) {
             ControlFlow::Break(())
         } else {
             ControlFlow::Continue(())

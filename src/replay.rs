@@ -131,9 +131,9 @@ pub fn run_with<S: FrameSource + ?Sized>(
     let mut stopped = false;
     // `move`: the reading thread gets its own copy of what it reads for every frame, so
     // that no cache line is shared with the counters the engine thread writes.
-    let prepare = move |frame: &Frame<'_>, engine_busy: bool| {
+    let prepare = move |frame: &Frame<'_>, told: source::Prepare<'_>| {
         let dissect = match split {
-            Split::Balanced => engine_busy,
+            Split::Balanced => told.busy,
             Split::Reader => true,
             Split::Engine => false,
         };
@@ -153,7 +153,7 @@ pub fn run_with<S: FrameSource + ?Sized>(
                     let view = FrameView::new(frame, &options, 0);
                     engine.frame_observed(&view, observer);
                 }
-                Slot::Prepared((ev, problem)) => {
+                Slot::Prepared((ev, problem), _) => {
                     engine.roce_frame_observed(ev, *problem, observer);
                 }
             }

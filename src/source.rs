@@ -205,8 +205,20 @@ pub enum Threads {
 pub enum Slot<'a, P> {
     /// The frame itself.
     Frame(Frame<'a>),
-    /// What the reading thread's `prepare` made of it.
-    Prepared(&'a P),
+    /// What the reading thread's `prepare` made of it, and the bytes it wrote to
+    /// [`Prepare::out`] for that batch (`P` says where its own are).
+    Prepared(&'a P, &'a [u8]),
+}
+
+/// What `prepare` is told on the reading thread, and where it may write bytes for the consumer
+/// (the batch's own buffer: nothing is allocated per frame).
+#[derive(Debug)]
+pub struct Prepare<'b> {
+    /// The consumer has batches waiting: work done here is work it is spared.
+    pub busy: bool,
+    /// Time of the first frame read (relative times count from it).
+    pub first_time_ns: u64,
+    pub out: &'b mut Vec<u8>,
 }
 
 /// Where the reading is, as [`drive`] tells the consumer with every frame.
@@ -293,8 +305,9 @@ fn two_cores() -> bool {
 /// so far, until the source ends or `each` breaks.
 ///
 /// With a reading thread (see [`Threads`]), `prepare` runs there on every frame, told whether
-/// the consumer has batches waiting; what it returns reaches `each` as [`Slot::Prepared`]
-/// instead of the frame. Read in place, it is not called.
+/// the consumer has batches waiting and given the batch's buffer to write to ([`Prepare`]);
+/// what it returns reaches `each` as [`Slot::Prepared`] instead of the frame. Read in place,
+/// it is not called.
 ///
 /// # Errors
 /// The source's error (after every frame before it was handed over), or the first error
@@ -302,7 +315,7 @@ fn two_cores() -> bool {
 pub fn drive<S, P, E>(
     source: &mut S,
     threads: Threads,
-    prepare: impl FnMut(&Frame<'_>, bool) -> Option<P> + Send,
+    prepare: impl FnMut(&Frame<'_>, Prepare<'_>) -> Option<P> + Send,
     mut each: impl FnMut(Slot<'_, P>, Progress) -> Result<ControlFlow<()>, E>,
 ) -> Result<(), E>
 where
@@ -340,7 +353,7 @@ fn fill_batch<S, P>(
     source: &mut S,
     at: &mut Progress,
     ahead: &ahead::Ahead,
-    prepare: &mut impl FnMut(&Frame<'_>, bool) -> Option<P>,
+    prepare: &mut impl FnMut(&Frame<'_>, Prepare<'_>) -> Option<P>,
 ) -> Filled
 where
     S: FrameSource + ?Sized,
@@ -367,7 +380,12 @@ where
         }
         let frame = source.current();
         at.bytes += u64::from(frame.caplen) + RECORD_OVERHEAD;
-        match prepare(&frame, busy) {
+        let told = Prepare {
+            busy,
+            first_time_ns: at.first_time_ns,
+            out: &mut batch.data,
+        };
+        match prepare(&frame, told) {
             Some(p) => batch.items.push(Item::Prepared(p)),
             None => batch.push_frame(&frame),
         }
@@ -390,17 +408,17 @@ where
 {
     drive(source, threads, prepare_nothing, |slot, at| match slot {
         Slot::Frame(frame) => each(frame, at),
-        Slot::Prepared(()) => Ok(ControlFlow::Continue(())),
+        Slot::Prepared((), _) => Ok(ControlFlow::Continue(())),
     })
 }
 
-fn prepare_nothing(_: &Frame<'_>, _: bool) -> Option<()> {
+fn prepare_nothing(_: &Frame<'_>, _: Prepare<'_>) -> Option<()> {
     None
 }
 
 fn read_ahead<S, P, E>(
     source: &mut S,
-    mut prepare: impl FnMut(&Frame<'_>, bool) -> Option<P> + Send,
+    mut prepare: impl FnMut(&Frame<'_>, Prepare<'_>) -> Option<P> + Send,
     mut each: impl FnMut(Slot<'_, P>, Progress) -> Result<ControlFlow<()>, E>,
 ) -> Result<(), E>
 where
@@ -435,7 +453,7 @@ where
                     input: m.input,
                     data: &batch.data[m.start..m.end],
                 }),
-                Item::Prepared(p) => Slot::Prepared(p),
+                Item::Prepared(p) => Slot::Prepared(p, &batch.data),
             };
             if each(slot, at)?.is_break() {
                 return Ok(ControlFlow::Break(()));

@@ -24,6 +24,7 @@ use crate::frame::FrameView;
 const CHUNK: usize = 256 << 10;
 
 /// Writes frames as JSON lines.
+#[derive(Clone)]
 pub struct JsonWriter {
     lines: Vec<u8>,
     time: TimeDigits,
@@ -51,6 +52,24 @@ impl JsonWriter {
         Ok(())
     }
 
+    /// Append one frame's line to `buf` (the reading thread's copy of this writer).
+    pub fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>) {
+        write_frame(buf, view, &mut self.time);
+    }
+
+    /// Add one frame's line as [`JsonWriter::append`] wrote it elsewhere (the reading thread).
+    ///
+    /// # Errors
+    /// Those of `out`.
+    pub fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()> {
+        self.lines.extend_from_slice(line);
+        if self.lines.len() >= CHUNK {
+            out.write_all(&self.lines)?;
+            self.lines.clear();
+        }
+        Ok(())
+    }
+
     /// Write out the lines still gathered.
     ///
     /// # Errors
@@ -71,7 +90,7 @@ impl Default for JsonWriter {
 /// The decimal digits of the seconds part of the last `time_ns` written:
 /// frames of one second share them, so only the nine nanosecond digits are
 /// formatted per frame (a 19-digit number per frame was the writer's top cost).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct TimeDigits {
     secs: Option<u64>,
     digits: Vec<u8>,

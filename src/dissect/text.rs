@@ -15,7 +15,7 @@ use crate::text::push_padded;
 use crate::units::rel_time;
 
 /// Writes text lines.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TextWriter {
     summarizer: Summarizer,
     summary: SummaryLine,
@@ -40,6 +40,18 @@ impl TextWriter {
     /// # Errors
     /// Those of `out`.
     pub fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
+        self.build(view);
+        out.write_all(self.line.as_bytes())
+    }
+
+    /// Append one frame's line to `buf` (the reading thread's copy of this writer).
+    pub fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>) {
+        self.build(view);
+        buf.extend_from_slice(self.line.as_bytes());
+    }
+
+    /// The line of `view`, in `self.line`.
+    fn build(&mut self, view: &FrameView<'_>) {
         self.summarizer.summarize(view, &mut self.summary);
         let s = &self.summary;
         // "{:>7} {:>11} {:>17} → {:<17} {:<6} {:>5} {}", written column by column
@@ -61,6 +73,5 @@ impl TextWriter {
         line.push(' ');
         line.push_str(&s.info);
         line.push('\n');
-        out.write_all(line.as_bytes())
     }
 }

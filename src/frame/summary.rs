@@ -27,7 +27,7 @@ use crate::text::{push_dec, push_hex};
 use crate::units::{Duration, link_speed_label};
 
 /// The summary columns of one frame, in reusable strings.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct SummaryLine {
     pub src: String,
     pub dst: String,
@@ -36,7 +36,7 @@ pub struct SummaryLine {
 }
 
 /// Builds [`SummaryLine`]s (knows the link speed for PFC times).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Summarizer {
     link_bps: u64,
     link_label: String,
