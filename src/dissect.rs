@@ -296,37 +296,14 @@ struct Written {
 }
 
 /// A format whose frames are independent lines (`text`, `jsonl`): either thread may write one.
+/// Implemented beside each writer (`json.rs`, `text.rs`).
 trait Lines: Clone + Send {
-    /// Append `view`'s line to `buf` (the reading thread).
-    fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>);
     /// Write `view`'s line (the writing thread).
     fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()>;
-    /// Write a line the reading thread appended.
+    /// Append `view`'s line to `buf` (the reading thread's copy of the writer).
+    fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>);
+    /// Write a line [`Lines::append`] wrote on the reading thread (the writing thread).
     fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()>;
-}
-
-impl Lines for json::JsonWriter {
-    fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>) {
-        self.append(view, buf);
-    }
-    fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
-        self.frame(view, out)
-    }
-    fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()> {
-        self.line(line, out)
-    }
-}
-
-impl Lines for text::TextWriter {
-    fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>) {
-        self.append(view, buf);
-    }
-    fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
-        self.frame(view, out)
-    }
-    fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()> {
-        out.write_all(line)
-    }
 }
 
 /// [`frames`] for the line formats from files: when the writing thread falls behind, the
@@ -390,7 +367,7 @@ fn line_frames<W: Lines>(
                 if !kept(&view) {
                     return Ok(ControlFlow::Continue(()));
                 }
-                Lines::frame(writer, &view, out)?;
+                writer.frame(&view, out)?;
             }
             source::Slot::Prepared(w, data) => {
                 if !w.shown {

@@ -90,16 +90,22 @@ pub fn push_hex(out: &mut String, v: u64, digits: usize) {
     }
 }
 
+/// Characters in `s`, as `fmt` counts them for padding (its length when ASCII).
+#[inline]
+#[must_use]
+pub fn width(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
+}
+
 /// `s` in a column of `width` characters: after the padding (`right`, as `{:>w}`) or before
 /// it (as `{:<w}`).
 #[inline]
 pub fn push_padded(out: &mut String, s: &str, width: usize, right: bool) {
-    let len = if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().count()
-    };
-    let pad = width.saturating_sub(len);
+    let pad = width.saturating_sub(self::width(s));
     if right {
         out.extend(std::iter::repeat_n(' ', pad));
         out.push_str(s);

@@ -3,11 +3,13 @@
 //! of `captures/` and `../shared/captures/real/`, alone and merged. The JSON report written
 //! directly is also checked against serde_json's layout of it on each.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rocescope::analyze::{AnalyzeConfig, json, replay_with, write_report};
 use rocescope::config::AnalyzeFormat;
 use rocescope::replay::Split;
+
+mod common;
 
 fn report(cfg: &AnalyzeConfig, split: Option<Split>) -> String {
     let replay = replay_with(cfg, split).unwrap();
@@ -16,25 +18,9 @@ fn report(cfg: &AnalyzeConfig, split: Option<Split>) -> String {
     String::from_utf8(out).unwrap()
 }
 
-fn pcaps(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn every_split_reports_the_same() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = pcaps(&root.join("captures"));
-    assert!(!files.is_empty());
-    files.extend(pcaps(&root.join("../shared/captures/real")));
+    let files = common::demo_and_real_captures();
     let mut sets: Vec<Vec<PathBuf>> = files.iter().map(|f| vec![f.clone()]).collect();
     sets.push(files[..files.len().min(4)].to_vec());
     for set in sets {

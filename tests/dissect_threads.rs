@@ -4,7 +4,7 @@
 //! written in place (one thread) and with every frame formatted on the reading thread, on the
 //! writing thread, and shared as the load decides; with a filter and with `-c` too.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rocescope::config::{DissectConfig, DissectFormat, FieldsLayout};
 use rocescope::dissect::write_all_with;
@@ -12,18 +12,7 @@ use rocescope::filter::Filter;
 use rocescope::replay::Split;
 use rocescope::source::FrameRange;
 
-fn pcaps(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
-        .collect();
-    v.sort();
-    v
-}
+mod common;
 
 fn config(
     capture: &Path,
@@ -57,10 +46,7 @@ fn lines(cfg: &DissectConfig, split: Option<Split>) -> Vec<u8> {
 
 #[test]
 fn every_split_writes_the_same_lines() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = pcaps(&root.join("captures"));
-    assert!(!files.is_empty());
-    files.extend(pcaps(&root.join("../shared/captures/real")));
+    let files = common::demo_and_real_captures();
     let mut checked = 0;
     for file in &files {
         for (format, filter, count) in [

@@ -91,15 +91,6 @@ impl Row {
     }
 }
 
-/// Characters in `s` (its length when ASCII).
-fn chars(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().count()
-    }
-}
-
 /// A table of one row per item, columns as wide as their widest cell. The rows are made
 /// twice (once to measure, once to write) rather than held: `--flows all` on a capture of
 /// hundreds of thousands of flows would otherwise hold every cell of every row at once.
@@ -116,7 +107,7 @@ fn table<T>(
         cells.clear();
         row(item, &mut cells);
         for (w, (text, _)) in width.iter_mut().zip(cells.cells()) {
-            *w = (*w).max(chars(text));
+            *w = (*w).max(crate::text::width(text));
         }
     }
     let mut line = String::new();

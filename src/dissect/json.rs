@@ -39,30 +39,8 @@ impl JsonWriter {
         }
     }
 
-    /// Add one frame's line (written out in chunks; see [`JsonWriter::finish`]).
-    ///
-    /// # Errors
-    /// Those of `out`.
-    pub fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
-        write_frame(&mut self.lines, view, &mut self.time);
-        if self.lines.len() >= CHUNK {
-            out.write_all(&self.lines)?;
-            self.lines.clear();
-        }
-        Ok(())
-    }
-
-    /// Append one frame's line to `buf` (the reading thread's copy of this writer).
-    pub fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>) {
-        write_frame(buf, view, &mut self.time);
-    }
-
-    /// Add one frame's line as [`JsonWriter::append`] wrote it elsewhere (the reading thread).
-    ///
-    /// # Errors
-    /// Those of `out`.
-    pub fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()> {
-        self.lines.extend_from_slice(line);
+    /// Write the gathered lines out once they fill a chunk.
+    fn spill(&mut self, out: &mut impl Write) -> io::Result<()> {
         if self.lines.len() >= CHUNK {
             out.write_all(&self.lines)?;
             self.lines.clear();
@@ -78,6 +56,23 @@ impl JsonWriter {
         let r = out.write_all(&self.lines);
         self.lines.clear();
         r
+    }
+}
+
+impl super::Lines for JsonWriter {
+    /// Add one frame's line (written out in chunks; see [`JsonWriter::finish`]).
+    fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
+        write_frame(&mut self.lines, view, &mut self.time);
+        self.spill(out)
+    }
+
+    fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>) {
+        write_frame(buf, view, &mut self.time);
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()> {
+        self.lines.extend_from_slice(line);
+        self.spill(out)
     }
 }
 

@@ -35,21 +35,6 @@ impl TextWriter {
         }
     }
 
-    /// Write one frame's line.
-    ///
-    /// # Errors
-    /// Those of `out`.
-    pub fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
-        self.build(view);
-        out.write_all(self.line.as_bytes())
-    }
-
-    /// Append one frame's line to `buf` (the reading thread's copy of this writer).
-    pub fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>) {
-        self.build(view);
-        buf.extend_from_slice(self.line.as_bytes());
-    }
-
     /// The line of `view`, in `self.line`.
     fn build(&mut self, view: &FrameView<'_>) {
         self.summarizer.summarize(view, &mut self.summary);
@@ -73,5 +58,21 @@ impl TextWriter {
         line.push(' ');
         line.push_str(&s.info);
         line.push('\n');
+    }
+}
+
+impl super::Lines for TextWriter {
+    fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
+        self.build(view);
+        out.write_all(self.line.as_bytes())
+    }
+
+    fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>) {
+        self.build(view);
+        buf.extend_from_slice(self.line.as_bytes());
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()> {
+        out.write_all(line)
     }
 }

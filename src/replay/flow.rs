@@ -270,35 +270,7 @@ pub struct Rare {
 }
 
 /// What [`Flow::rare`] reads on a flow that never needed its rare part.
-static NO_RARE: Rare = Rare {
-    unseq_messages: 0,
-    unseq_first: None,
-    unseq_last: None,
-    naks: Naks {
-        psn_seq_err: 0,
-        rnr: 0,
-        invalid_request: 0,
-        remote_access: 0,
-        remote_op: 0,
-        invalid_rd: 0,
-    },
-    read_response_gaps: 0,
-    unanswered_reads: 0,
-    throttled_by_cnps: 0,
-    icrc_errors: 0,
-    conformance: Conformance {
-        gbn_wrong_start: 0,
-        repeated_nak: 0,
-        ack_regression: 0,
-        msn_regression: 0,
-        read_wrong_restart: 0,
-        response_after_fatal_nak: 0,
-    },
-    fatal_nak_at: None,
-    fatal_reported: false,
-    reads: VecDeque::new(),
-    pmtu_cm: None,
-};
+static NO_RARE: LazyLock<Rare> = LazyLock::new(Rare::default);
 
 impl Flow {
     #[must_use]
@@ -326,17 +298,28 @@ impl Flow {
         }
     }
 
+    /// The request side (an empty one, shared, on a flow without requests).
+    #[inline]
+    fn requests(&self) -> &Requests {
+        self.requests.as_deref().unwrap_or(&NO_REQUESTS)
+    }
+
+    /// The request side, to change: allocated the first time.
+    #[inline]
+    fn requests_mut(&mut self) -> &mut Requests {
+        self.requests.get_or_insert_with(Box::default)
+    }
+
     /// Request sequencing (a stream that saw nothing on a flow without requests).
     #[inline]
     #[must_use]
     pub fn psn(&self) -> &PsnStream {
-        &self.requests.as_deref().unwrap_or(&NO_REQUESTS).psn
+        &self.requests().psn
     }
 
-    /// Request sequencing, to step: the request side is allocated the first time.
     #[inline]
     pub fn psn_mut(&mut self) -> &mut PsnStream {
-        &mut self.requests.get_or_insert_with(Box::default).psn
+        &mut self.requests_mut().psn
     }
 
     /// The end of the capture for the request stream (`PsnStream::finish`), without
@@ -352,13 +335,12 @@ impl Flow {
     #[inline]
     #[must_use]
     pub fn latency(&self) -> &Latency {
-        &self.requests.as_deref().unwrap_or(&NO_REQUESTS).latency
+        &self.requests().latency
     }
 
-    /// ACK latency, to add to: the request side is allocated the first time.
     #[inline]
     pub fn latency_mut(&mut self) -> &mut Latency {
-        &mut self.requests.get_or_insert_with(Box::default).latency
+        &mut self.requests_mut().latency
     }
 
     /// The rarely used part (all zero and empty on a flow that never needed it).

@@ -46,14 +46,10 @@ impl FlowIndex {
             .insert_unique(hash(key), id, |&other| key_of(flows, other).map_or(0, hash));
     }
 
-    #[must_use]
-    pub fn len(&self) -> usize {
+    /// Flows indexed (the tests').
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.table.len()
-    }
-
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
     }
 }
 

@@ -353,3 +353,29 @@ pub fn scenarios() -> Vec<std::path::PathBuf> {
     paths.sort();
     paths
 }
+
+/// The pcap and pcapng files of `dir`, sorted (none when it does not exist).
+#[allow(dead_code)]
+pub fn pcaps(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every capture of `captures/` (there must be some), then those of `../shared/captures/real/`
+/// where that directory exists.
+#[allow(dead_code)]
+pub fn demo_and_real_captures() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = pcaps(&root.join("captures"));
+    assert!(!files.is_empty(), "no capture in captures/");
+    files.extend(pcaps(&root.join("../shared/captures/real")));
+    files
+}
