@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# Measures `rocescope inspect` on a large generated capture: the time to the first screen and
-# the time `G` takes to show the last frame. Needs tmux.
-#   bench/inspect-open.sh [SIZE_MESSAGES]   (default 130000 16-KiB writes at PMTU 4096 ≈ 2.2 GB)
+# Measures `rocescope inspect` on a large capture: the time to the first screen, the time `G`
+# takes to show the last frame, and the inspector's peak resident memory then. Needs tmux.
+#   bench/inspect-open.sh [SIZE_MESSAGES]   a generated capture of SIZE_MESSAGES 16-KiB writes at
+#                                           PMTU 4096 (default 130000 ≈ 2.2 GB, one QP)
+#   bench/inspect-open.sh CAPTURE           that capture (bench/scale.sh passes its 2 GB of small
+#                                           frames over 400,000 flows)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+given=
+if [ -f "${1:-}" ]; then given=$(realpath "$1"); fi
 msgs=${1:-130000}
 tmp=$(mktemp -d /tmp/inspect-bench.XXXXXX)
 sock="inspect-bench-$$"
 trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
 cargo build --release -q
 bin=$PWD/target/release/rocescope
+if [ -n "$given" ]; then
+  cap=$given
+else
+  cap=$tmp/big.pcap
 cat > "$tmp/big.toml" <<TOML
 [link]
 speed_gbps = 100
@@ -44,15 +53,16 @@ messages = $msgs
 kind = "drop"
 psn = 1000
 TOML
-"$bin" generate "$tmp/big.toml" -o "$tmp/big.pcap" --seed 1 -q
-size=$(stat -c %s "$tmp/big.pcap")
+"$bin" generate "$tmp/big.toml" -o "$cap" --seed 1 -q
+fi
+size=$(stat -c %s "$cap")
 echo "capture: $size bytes"
-cat "$tmp/big.pcap" > /dev/null   # warm the page cache, as for a file just written
+cat "$cap" > /dev/null   # warm the page cache, as for a file just written
 
 now() { date +%s%N; }
 screen() { tmux -L "$sock" capture-pane -p -t b; }
 t0=$(now)
-tmux -L "$sock" new-session -d -s b -x 120 -y 40 "$bin inspect $tmp/big.pcap"
+tmux -L "$sock" new-session -d -s b -x 120 -y 40 "exec $bin inspect $cap"
 until screen | grep -q 'Frames 1/'; do sleep 0.005; done
 t1=$(now)
 tmux -L "$sock" send-keys -t b G
@@ -61,6 +71,10 @@ t2=$(now)
 until screen | grep -Eq 'Frames ([0-9]+)/\1 ' && ! screen | grep -q 'indexing'; do sleep 0.005; done
 t3=$(now)
 last=$(screen | grep -Eo 'Frames [0-9]+/[0-9]+' | head -1)
+# the pane runs the inspector itself (exec): its high-water mark of resident memory
+pid=$(tmux -L "$sock" list-panes -t b -F '#{pane_pid}')
+hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
 tmux -L "$sock" send-keys -t b q
 printf 'first screen: %d ms\n' $(((t1 - t0) / 1000000))
 printf 'G (last frame, %s): %d ms\n' "$last" $(((t3 - t2) / 1000000))
+printf 'peak RSS: %d MiB\n' $((hwm / 1024))

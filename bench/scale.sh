@@ -10,6 +10,7 @@
 #   big1k    1 M frames of 1 KiB RC WRITEs over 64 QPs
 #   small2k  256-byte WRITE + ACK over 1,000 QPs (2,000 flows)
 #   small400k  the same frames over 200,000 QPs (400,000 flows)
+#   small10m   10 M of those frames (about 2 GB) over 400,000 flows, for the inspector (EXTRA)
 # Figures:
 #   analyze -f json on big1k vs tshark -T fields (frames/s) and vs cat (bytes/s)
 #   analyze -f json on small2k vs cat (bytes/s)
@@ -117,8 +118,10 @@ row "dissect (text)" "$dis_text" "s" "tshark (text)" \
 echo
 [ "${EXTRA:-1}" = 0 ] && exit 0
 if command -v tmux >/dev/null; then
-  echo "inspect (bench/inspect-open.sh; targets: first screen < 0.3 s, G < 0.5 s, RSS < 250 MiB):"
-  "$root/bench/inspect-open.sh" || echo "  (failed)"
+  # about 2 GB: 10 M small frames (256-byte WRITEs and their ACKs) over 400,000 flows
+  scenario small10m 200000 25 256
+  echo "inspect, small10m (bench/inspect-open.sh; targets: first screen < 0.3 s, G < 0.5 s, RSS < 250 MiB):"
+  "$root/bench/inspect-open.sh" "$work/small10m.pcap" || echo "  (failed)"
 fi
 if [ "$(id -u)" = 0 ] && command -v tcpreplay >/dev/null; then
   echo "send (bench/send-vs-tcpreplay.sh; target >= 2x tcpreplay --topspeed --preload-pcap):"
