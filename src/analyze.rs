@@ -21,6 +21,7 @@ use crate::capture;
 pub use crate::config::{AnalyzeConfig, AnalyzeFormat as Format, FailOn};
 use crate::outfile::AtomicFile;
 use crate::replay::{self, Observer, Replay, Split};
+use crate::source::Threads;
 
 /// Inputs at least this large get a progress bar (when stderr is a terminal).
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
@@ -87,13 +88,51 @@ pub fn replay_with(cfg: &AnalyzeConfig, split: Option<Split>) -> anyhow::Result<
     replay_threads(cfg, Some(split))
 }
 
+/// [`replay`] with the flows sharded over `shards` engines (tests compare it with one), the
+/// frames read as `threads` says.
+///
+/// # Errors
+/// As [`replay`].
+pub fn replay_sharded(
+    cfg: &AnalyzeConfig,
+    shards: usize,
+    threads: Threads,
+) -> anyhow::Result<Replay> {
+    let mut source = capture::open_all(&cfg.captures)?;
+    let replayed = replay::run_sharded(&mut source, &cfg.engine(), shards, threads, &mut ());
+    match replayed.error {
+        Some(e) => Err(e.into()),
+        None => Ok(replayed.replay),
+    }
+}
+
+/// Engines to shard a capture file's flows over: as told, else one per core beyond the two
+/// that read and judge the frames (on two cores the two-thread replay is faster: the reading
+/// thread is the bound, issue 13).
+fn shards(cfg: &AnalyzeConfig) -> usize {
+    cfg.shards.unwrap_or_else(|| {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        if cores >= 4 { (cores - 2).min(8) } else { 1 }
+    })
+}
+
 fn replay_threads(cfg: &AnalyzeConfig, threads: Option<Option<Split>>) -> anyhow::Result<Replay> {
     if let Some(live) = &cfg.live {
         return replay_live(cfg, live, threads);
     }
     let mut source = capture::open_all(&cfg.captures)?;
     let mut progress = Progress::new(cfg, source.size_hint());
-    let replayed = replay::run_with(&mut source, &cfg.engine(), threads, &mut progress);
+    let engine = cfg.engine();
+    let replayed = match threads {
+        None if shards(cfg) > 1 => replay::run_sharded(
+            &mut source,
+            &engine,
+            shards(cfg),
+            Threads::Auto,
+            &mut progress,
+        ),
+        _ => replay::run_with(&mut source, &engine, threads, &mut progress),
+    };
     match replayed.error {
         Some(e) => Err(e.into()),
         None => Ok(replayed.replay),

@@ -259,6 +259,10 @@ pub struct AnalyzeArgs {
     /// Flows the text report lists, the worst first (a number, or `all`).
     #[arg(long, value_name = "N|all", default_value = "50")]
     pub flows: String,
+    /// Engines the flows are sharded over, each on its thread (0: one engine). The default
+    /// shards on four cores or more; the report is the same either way.
+    #[arg(long, value_name = "N", hide = true)]
+    pub shards: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

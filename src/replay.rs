@@ -15,6 +15,7 @@
 //! - [`pfc`]: PFC/PAUSE intervals and storms (§6.4);
 //! - [`finding`]: event kinds and details (§6.6);
 //! - [`trust`]: whether a capture file's ICRCs are the wire's (§6.5);
+//! - [`sharded`]: the flows stepped on several threads, the report unchanged;
 //! - [`tcp_bth`]: messages over TCP with the `tcp_bth` option (§7).
 
 pub mod between;
@@ -29,6 +30,7 @@ pub mod holes;
 pub mod latency;
 pub mod pfc;
 pub mod psn;
+pub mod sharded;
 pub mod sketch;
 pub mod taps;
 pub mod tcp_bth;
@@ -44,6 +46,7 @@ pub use event::{Addr, FlowKey, Icrc, PacketEvent};
 pub use finding::{Detail, Finding, Kind};
 pub use flow::Flow;
 pub use psn::{PsnStream, ReqPacket, step};
+pub use sharded::run_sharded;
 pub use trust::IcrcMode;
 
 use crate::capture::CaptureError;

@@ -154,6 +154,9 @@ pub struct AnalyzeConfig {
     pub link_bps: u64,
     pub quiet: bool,
     pub color: Color,
+    /// Engines the flows of a capture file are sharded over (`None`: by the cores; 0 or 1:
+    /// one engine).
+    pub shards: Option<usize>,
 }
 
 impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
@@ -218,6 +221,7 @@ impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
             link_bps: global.link_bps,
             quiet: global.quiet,
             color: global.color,
+            shards: args.shards,
         })
     }
 }
@@ -246,6 +250,7 @@ impl AnalyzeConfig {
             link_bps: DEFAULT_LINK_BPS,
             quiet: true,
             color: Color::NEVER,
+            shards: None,
         }
     }
 

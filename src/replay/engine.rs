@@ -127,6 +127,25 @@ pub struct Engine {
     finished: bool,
     /// interfaces.md §7: messages over TCP with the `tcp_bth` option.
     tcp_bth: super::tcp_bth::TcpBthTracker,
+    /// The sharded replay's front ([`Engine::front`]): RoCE packets are collected here, one
+    /// list per shard, in the order they would be stepped, for the shards to step.
+    outbox: Option<Vec<Vec<Forwarded>>>,
+    /// A shard's ([`Engine::shard`]): the step number that created each flow (index = id).
+    created: Option<Vec<u64>>,
+    /// The number of the packet being stepped (counted by the front, told to the shards).
+    step_seq: u64,
+}
+
+/// A RoCE packet the sharded replay's front admitted, for a shard to step: the packet, what
+/// its frame also carried, and its file's ICRC verdict when it was admitted.
+#[derive(Debug)]
+pub struct Forwarded {
+    /// Its place in the order of steps (the single-threaded engine's order).
+    pub seq: u64,
+    pub packet: PacketEvent,
+    pub problem: Option<Problem>,
+    pub cm: Option<Box<CmMessage>>,
+    pub verdict: Verdict,
 }
 
 /// Everything the replay decided.
@@ -165,7 +184,55 @@ impl Engine {
             link_types: Vec::new(),
             finished: false,
             tcp_bth: super::tcp_bth::TcpBthTracker::default(),
+            outbox: None,
+            created: None,
+            step_seq: 0,
         }
+    }
+
+    /// The front of a sharded replay: it counts every frame, judges ICRCs, and does PFC,
+    /// tcp_bth and the frames without a flow itself, but leaves its RoCE packets in an outbox
+    /// ([`Engine::forwarded`]) for the shards, in the order it would step them.
+    #[must_use]
+    pub fn front(cfg: EngineConfig, shards: usize) -> Self {
+        let mut e = Engine::new(cfg);
+        e.outbox = Some((0..shards.max(1)).map(|_| Vec::new()).collect());
+        e
+    }
+
+    /// A shard of a sharded replay: it steps what a front forwarded ([`Engine::step_forwarded`])
+    /// and remembers which step created each flow ([`Engine::finish_shard`]).
+    #[must_use]
+    pub fn shard(cfg: EngineConfig) -> Self {
+        let mut e = Engine::new(cfg);
+        e.created = Some(Vec::new());
+        e
+    }
+
+    /// The front's packets not yet taken, one list per shard (none on other engines): take
+    /// them with `std::mem::take` or `swap`.
+    pub fn forwarded(&mut self) -> &mut [Vec<Forwarded>] {
+        self.outbox.as_deref_mut().unwrap_or_default()
+    }
+
+    /// A shard steps a packet its front forwarded.
+    pub fn step_forwarded(&mut self, f: Forwarded) {
+        self.step_seq = f.seq;
+        self.stepped(&f.packet, f.problem, f.cm.as_deref(), f.verdict, &mut ());
+    }
+
+    /// The front at the end of its source: every file judged, the packets still held
+    /// forwarded ([`Engine::finish`] would step them, on a front there is nowhere to).
+    pub fn settle_held(&mut self) {
+        self.trust.judge_all();
+        self.release(&mut ());
+    }
+
+    /// A shard's report, and the step that created each of its flows (index = id).
+    #[must_use]
+    pub fn finish_shard(mut self) -> (Replay, Vec<u64>) {
+        let created = self.created.take().unwrap_or_default();
+        (self.finish(), created)
     }
 
     /// Flows so far (index = id).
@@ -332,7 +399,7 @@ impl Engine {
             RoceVersion::Ib => self.capture.ib_frames += 1,
         }
         if self.trust.admit(ev) {
-            self.step_packet(ev, problem, cm.as_deref(), observer);
+            self.step_packet(ev, problem, cm, observer);
             return;
         }
         self.trust.hold(Held {
@@ -346,7 +413,7 @@ impl Engine {
     /// Step the held packets whose files are judged now.
     fn release(&mut self, observer: &mut impl Observer) {
         while let Some(h) = self.trust.release() {
-            self.step_packet(&h.packet, h.problem, h.cm.as_deref(), observer);
+            self.step_packet(&h.packet, h.problem, h.cm, observer);
         }
     }
 
@@ -354,11 +421,35 @@ impl Engine {
         &mut self,
         ev: &PacketEvent,
         problem: Option<Problem>,
+        cm: Option<Box<CmMessage>>,
+        observer: &mut impl Observer,
+    ) {
+        let verdict = self.trust.verdict(ev);
+        if let Some(out) = self.outbox.as_mut() {
+            let shard = super::sharded::shard_of(&ev.key, out.len());
+            out[shard].push(Forwarded {
+                seq: self.step_seq,
+                packet: *ev,
+                problem,
+                cm,
+                verdict,
+            });
+            self.step_seq += 1;
+            return;
+        }
+        self.stepped(ev, problem, cm.as_deref(), verdict, observer);
+    }
+
+    /// One packet stepped, its file's ICRCs judged `verdict`.
+    fn stepped(
+        &mut self,
+        ev: &PacketEvent,
+        problem: Option<Problem>,
         cm: Option<&CmMessage>,
+        verdict: Verdict,
         observer: &mut impl Observer,
     ) {
         let before = self.events.len();
-        let verdict = self.trust.verdict(ev);
         let take_part = self.packet_stepped(ev, verdict, observer);
         if let Some(problem) = problem.filter(|_| ev.truncated || ev.malformed) {
             for e in &mut self.events[before..] {
@@ -395,6 +486,9 @@ impl Engine {
         }
         let id = u32::try_from(self.flows.len()).unwrap_or(u32::MAX);
         self.flows.push(Flow::new(id, key));
+        if let Some(created) = self.created.as_mut() {
+            created.push(self.step_seq);
+        }
         self.index.insert(id, &self.flows);
         if let Some(&(peer_key, pmtu)) = self.cm_pairs.get(&key) {
             self.flows[id as usize].cm_paired = true;
