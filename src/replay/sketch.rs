@@ -6,8 +6,12 @@
 // unused; the rank is clamped to their length.
 #![allow(clippy::indexing_slicing)]
 
+use smallvec::SmallVec;
+
 /// Samples kept exactly before switching to the histogram.
 const EXACT: usize = 1024;
+/// Exact samples kept in place, before the first allocation.
+const INLINE: usize = 8;
 /// Sub-buckets per power of two in the histogram.
 const SUB_BITS: u32 = 7;
 
@@ -23,12 +27,39 @@ pub struct Summary {
 /// Samples of one duration.
 #[derive(Debug, Clone, Default)]
 pub struct Sketch {
-    exact: Vec<u64>,
-    /// Dense counts of buckets `hist_base ..`, allocated once the exact list is full.
-    hist: Vec<u32>,
-    hist_base: u32,
+    /// The samples while there are at most [`EXACT`], the first [`INLINE`] in place: most
+    /// flows of a fabric-wide capture have a few, and then cost no allocation (nor a cache
+    /// miss per acknowledgement).
+    exact: SmallVec<[u64; INLINE]>,
+    /// Allocated once the exact list is full.
+    hist: Option<Box<Histogram>>,
     count: u64,
     max: u64,
+}
+
+/// Dense counts of buckets `base ..`.
+#[derive(Debug, Clone, Default)]
+struct Histogram {
+    counts: Vec<u32>,
+    base: u32,
+}
+
+impl Histogram {
+    fn count(&mut self, b: u32, n: u64) {
+        if self.counts.is_empty() {
+            self.base = b;
+        }
+        if b < self.base {
+            let grow = (self.base - b) as usize;
+            self.counts.splice(0..0, std::iter::repeat_n(0, grow));
+            self.base = b;
+        }
+        let i = (b - self.base) as usize;
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] = self.counts[i].saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+    }
 }
 
 fn bucket(v: u64) -> u32 {
@@ -54,7 +85,7 @@ impl Sketch {
     /// One sample.
     #[inline]
     pub fn sample(&mut self, ns: u64) {
-        if self.hist.is_empty() && self.exact.len() < EXACT {
+        if self.hist.is_none() && self.exact.len() < EXACT {
             // the common case, kept cheap: every ACK of a flow lands here at first
             self.count += 1;
             self.max = self.max.max(ns);
@@ -72,34 +103,23 @@ impl Sketch {
         self.count = self.count.saturating_add(n);
         self.max = self.max.max(ns);
         let room = EXACT - self.exact.len();
-        if self.hist.is_empty() && u64::try_from(room).is_ok_and(|r| n <= r) {
+        if self.hist.is_none() && u64::try_from(room).is_ok_and(|r| n <= r) {
             self.exact
                 .extend(std::iter::repeat_n(ns, usize::try_from(n).unwrap_or(room)));
             return;
         }
-        if self.hist.is_empty() {
-            let exact = std::mem::take(&mut self.exact);
-            for v in exact {
-                self.count_bucket(bucket(v), 1);
+        let hist = match self.hist.as_deref_mut() {
+            Some(h) => h,
+            None => {
+                let exact = std::mem::take(&mut self.exact);
+                let h = self.hist.insert(Box::default());
+                for v in exact {
+                    h.count(bucket(v), 1);
+                }
+                h
             }
-        }
-        self.count_bucket(bucket(ns), n);
-    }
-
-    fn count_bucket(&mut self, b: u32, n: u64) {
-        if self.hist.is_empty() {
-            self.hist_base = b;
-        }
-        if b < self.hist_base {
-            let grow = (self.hist_base - b) as usize;
-            self.hist.splice(0..0, std::iter::repeat_n(0, grow));
-            self.hist_base = b;
-        }
-        let i = (b - self.hist_base) as usize;
-        if i >= self.hist.len() {
-            self.hist.resize(i + 1, 0);
-        }
-        self.hist[i] = self.hist[i].saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+        };
+        hist.count(bucket(ns), n);
     }
 
     /// Samples so far.
@@ -122,17 +142,17 @@ impl Sketch {
             return [0; N];
         }
         let ranks = ranks.map(|r| r.clamp(1, self.count));
-        if self.hist.is_empty() {
+        let Some(hist) = self.hist.as_deref() else {
             let mut v = self.exact.clone();
             v.sort_unstable();
             return ranks.map(|r| v[usize::try_from(r - 1).unwrap_or(0).min(v.len() - 1)]);
-        }
+        };
         ranks.map(|r| {
             let mut seen = 0u64;
-            for (i, &c) in self.hist.iter().enumerate() {
+            for (i, &c) in hist.counts.iter().enumerate() {
                 seen += u64::from(c);
                 if seen >= r {
-                    let b = self.hist_base + u32::try_from(i).unwrap_or(0);
+                    let b = hist.base + u32::try_from(i).unwrap_or(0);
                     return bucket_value(b).min(self.max);
                 }
             }
