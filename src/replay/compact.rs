@@ -64,56 +64,83 @@ impl<T> DerefMut for ThinVec<T> {
     }
 }
 
+/// An optional extended PSN position in 8 bytes, not 16 (`u64::MAX` stands for none: a
+/// position starts at 2^40 and moves at most 2^23 a packet, so it never gets there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptPos(u64);
+
+impl Default for OptPos {
+    fn default() -> Self {
+        OptPos(u64::MAX)
+    }
+}
+
+impl OptPos {
+    #[must_use]
+    pub fn get(self) -> Option<u64> {
+        (self.0 != u64::MAX).then_some(self.0)
+    }
+
+    pub fn set(&mut self, v: Option<u64>) {
+        self.0 = v.unwrap_or(u64::MAX);
+    }
+
+    /// The value, leaving none.
+    pub fn take(&mut self) -> Option<u64> {
+        let v = self.get();
+        self.0 = u64::MAX;
+        v
+    }
+}
+
 /// An optional `T` in a box that is kept once allocated: `set` and `take` of a value reuse it.
+/// 8 bytes while never set (whether it holds a value lives in the box).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slot<T: Copy> {
-    boxed: Option<Box<T>>,
-    full: bool,
+    boxed: Option<Box<(T, bool)>>,
 }
 
 impl<T: Copy> Default for Slot<T> {
     fn default() -> Self {
-        Slot {
-            boxed: None,
-            full: false,
-        }
+        Slot { boxed: None }
     }
 }
 
 impl<T: Copy> Slot<T> {
     pub fn set(&mut self, v: T) {
         match self.boxed.as_deref_mut() {
-            Some(b) => *b = v,
-            None => self.boxed = Some(Box::new(v)),
+            Some(b) => *b = (v, true),
+            None => self.boxed = Some(Box::new((v, true))),
         }
-        self.full = true;
     }
 
     /// The value, leaving the slot empty (the allocation stays).
     pub fn take(&mut self) -> Option<T> {
-        let v = self.as_mut().copied();
-        self.full = false;
-        v
+        let b = self.boxed.as_deref_mut()?;
+        let full = std::mem::replace(&mut b.1, false);
+        full.then_some(b.0)
     }
 
     pub fn as_mut(&mut self) -> Option<&mut T> {
-        self.boxed.as_deref_mut().filter(|_| self.full)
+        self.boxed.as_deref_mut().filter(|b| b.1).map(|b| &mut b.0)
     }
 
     /// A copy of the value, if there is one.
     #[must_use]
     pub fn get(&self) -> Option<T> {
-        self.boxed.as_deref().copied().filter(|_| self.full)
+        self.boxed.as_deref().filter(|b| b.1).map(|b| b.0)
     }
 
     #[must_use]
     pub fn is_some(&self) -> bool {
-        self.full
+        self.boxed.as_deref().is_some_and(|b| b.1)
     }
 
     /// Empties it (the allocation stays).
     pub fn clear(&mut self) {
-        self.full = false;
+        if let Some(b) = self.boxed.as_deref_mut() {
+            b.1 = false;
+        }
     }
 }
 
@@ -163,5 +190,21 @@ mod test {
         assert!(s.is_some() && s.get() == Some(10));
         s.clear();
         assert!(!s.is_some() && s.get().is_none());
+        assert_eq!(std::mem::size_of_val(&s), 8);
+    }
+
+    #[test]
+    fn an_optional_position_is_an_option() {
+        let mut p = OptPos::default();
+        assert_eq!(std::mem::size_of_val(&p), 8);
+        assert_eq!(p.get(), None);
+        p.set(Some(0));
+        assert_eq!(p.get(), Some(0));
+        p.set(Some(1 << 40));
+        assert_eq!(p.take(), Some(1 << 40));
+        assert_eq!((p.get(), p.take()), (None, None));
+        p.set(Some(5));
+        p.set(None);
+        assert_eq!(p.get(), None);
     }
 }

@@ -22,7 +22,7 @@
 
 use rocescope_dissectors::Psn;
 
-use super::compact::{Slot, ThinVec};
+use super::compact::{OptPos, Slot, ThinVec};
 use super::finding::{Detail, Finding, Findings, Kind};
 use super::holes::{EXT_BASE, Hole, Holes};
 use super::sketch::Sketch;
@@ -283,7 +283,7 @@ pub struct PsnStream {
     /// Boxed: rare (a resend at or below the previous PSN), and 130 bytes in every flow inline.
     held: Slot<Held>,
     /// Unanswered NAKs (PSN sequence error or RNR): the lowest position, and their times.
-    nak_min: Option<u64>,
+    nak_min: OptPos,
     nak_times: ThinVec<u64>,
     /// Missing positions a NAK named while they were missing.
     named: ThinVec<u64>,
@@ -299,15 +299,15 @@ pub struct PsnStream {
     gaps: ThinVec<OpenGap>,
     // conformance
     /// The lowest NAK position since the last go-back.
-    nak_since_go_back: Option<u64>,
+    nak_since_go_back: OptPos,
     wrong_start: Slot<WrongStart>,
     /// The last PSN-sequence-error NAK's position, and whether a request packet at it came
     /// after it (`repeated_nak`).
-    last_seq_nak: Option<u64>,
+    last_seq_nak: OptPos,
     resent_since_nak: bool,
     /// Highest position an ACK acknowledged, and the duplicate or retransmitted positions
     /// since the last ACK (`ack_regression`).
-    highest_ack: Option<u64>,
+    highest_ack: OptPos,
     repeats: ThinVec<u64>,
     finished: bool,
 }
@@ -444,6 +444,7 @@ impl PsnStream {
         if a.kind == AckKind::Ack {
             if self
                 .highest_ack
+                .get()
                 .is_some_and(|h| q < h && !self.repeats.contains(&q))
             {
                 out.peer_findings.push(finding(
@@ -454,11 +455,12 @@ impl PsnStream {
                     Detail::Text(format!(
                         "ACK of PSN {} after an ACK of PSN {}",
                         a.psn,
-                        self.psn_of(self.highest_ack.unwrap_or(q))
+                        self.psn_of(self.highest_ack.get().unwrap_or(q))
                     )),
                 ));
             }
-            self.highest_ack = Some(self.highest_ack.map_or(q, |h| h.max(q)));
+            self.highest_ack
+                .set(Some(self.highest_ack.get().map_or(q, |h| h.max(q))));
             self.repeats.clear();
         }
         if let Some(w) = self.wrong_start.get()
@@ -474,7 +476,8 @@ impl PsnStream {
         if self.holes.contains(q) && !self.named.contains(&q) && self.named.len() < NAMED_MAX {
             self.named.push(q);
         }
-        self.nak_min = Some(self.nak_min.map_or(q, |n| n.min(q)));
+        self.nak_min
+            .set(Some(self.nak_min.get().map_or(q, |n| n.min(q))));
         if self.nak_times.len() < NAKS_MAX {
             self.nak_times.push(a.time_ns);
         }
@@ -493,9 +496,10 @@ impl PsnStream {
                 )),
             ));
         }
-        self.nak_since_go_back = Some(self.nak_since_go_back.map_or(q, |n| n.min(q)));
+        self.nak_since_go_back
+            .set(Some(self.nak_since_go_back.get().map_or(q, |n| n.min(q))));
         if a.kind == AckKind::SeqNak {
-            if self.last_seq_nak == Some(q) && !self.resent_since_nak {
+            if self.last_seq_nak.get() == Some(q) && !self.resent_since_nak {
                 out.peer_findings.push(finding(
                     Kind::RepeatedNak,
                     a.frame,
@@ -507,7 +511,7 @@ impl PsnStream {
                     )),
                 ));
             }
-            self.last_seq_nak = Some(q);
+            self.last_seq_nak.set(Some(q));
             self.resent_since_nak = false;
             let open = self.gaps.iter().position(|g| g.start <= q && q < g.end);
             if let Some(g) = open.and_then(|i| self.gaps.remove(i)) {
@@ -797,7 +801,7 @@ impl PsnStream {
 
     /// The go-back checks of §6.7 on a request packet at position `p`.
     fn conformance_on_request(&mut self, p: u64, pkt: &ReqPacket) {
-        if self.last_seq_nak == Some(p) {
+        if self.last_seq_nak.get() == Some(p) {
             self.resent_since_nak = true;
         }
         if self.wrong_start.get().is_some_and(|w| w.nak == p) {
@@ -888,14 +892,14 @@ impl PsnStream {
                 self.count_new(pkt, n_now, out);
             }
             let at_or_below_prev = p <= self.prev;
-            let nak_run = at_or_below_prev && self.nak_min.is_some_and(|n| p >= n);
+            let nak_run = at_or_below_prev && self.nak_min.get().is_some_and(|n| p >= n);
             let silence = at_or_below_prev
                 && pkt
                     .rto_min_ns
                     .is_some_and(|rto| pkt.time_ns.saturating_sub(self.prev_time_ns) >= rto);
             let (kind, fill) = if nak_run {
                 // (a): answers every unanswered NAK
-                self.nak_min = None;
+                self.nak_min.set(None);
                 let times = std::mem::take(&mut self.nak_times);
                 for t in times.iter() {
                     let wait = pkt.time_ns.saturating_sub(*t);
