@@ -20,6 +20,8 @@
 // which never exceeds their capacity (checked where they grow).
 #![allow(clippy::indexing_slicing)]
 
+use std::sync::LazyLock;
+
 use rocescope_dissectors::Psn;
 
 use super::compact::{OptPos, Slot, ThinVec};
@@ -280,22 +282,33 @@ pub struct PsnStream {
     prev_time_ns: u64,
     holes: Holes,
     in_run: bool,
-    /// Boxed: rare (a resend at or below the previous PSN), and 130 bytes in every flow inline.
+    /// One past the highest acknowledged position (0: none yet).
+    ack_end: u64,
+    pub counters: PsnCounters,
+    timings: Option<Box<Timings>>,
+    /// Highest position an ACK acknowledged (`ack_regression`).
+    highest_ack: OptPos,
+    finished: bool,
+    /// What an in-order stream never needs (NAKs, resends, open READs, gaps), allocated by
+    /// the first packet or acknowledgement that does ([`PsnStream::cold_mut`]).
+    cold: Option<Box<Cold>>,
+}
+
+/// The part of a [`PsnStream`] that stays empty while the stream is in order and acknowledged:
+/// kept out of it so that hundreds of thousands of quiet flows do not carry it (issue 13).
+#[derive(Debug, Clone, Default)]
+struct Cold {
     held: Slot<Held>,
     /// Unanswered NAKs (PSN sequence error or RNR): the lowest position, and their times.
     nak_min: OptPos,
     nak_times: ThinVec<u64>,
     /// Missing positions a NAK named while they were missing.
     named: ThinVec<u64>,
-    /// One past the highest acknowledged position (0: none yet).
-    ack_end: u64,
     /// Acknowledgements that arrived while a READ's count was open.
     held_acks: ThinVec<Ack>,
     pending: Slot<PendingRead>,
-    pub counters: PsnCounters,
     /// Unrecovered PSNs already closed (beyond the serial horizon).
     closed_unrecovered: u64,
-    timings: Option<Box<Timings>>,
     gaps: ThinVec<OpenGap>,
     // conformance
     /// The lowest NAK position since the last go-back.
@@ -305,12 +318,12 @@ pub struct PsnStream {
     /// after it (`repeated_nak`).
     last_seq_nak: OptPos,
     resent_since_nak: bool,
-    /// Highest position an ACK acknowledged, and the duplicate or retransmitted positions
-    /// since the last ACK (`ack_regression`).
-    highest_ack: OptPos,
+    /// The duplicate or retransmitted positions since the last ACK (`ack_regression`).
     repeats: ThinVec<u64>,
-    finished: bool,
 }
+
+/// What [`PsnStream::cold`] reads on a stream that never needed its cold part.
+static NO_COLD: LazyLock<Cold> = LazyLock::new(Cold::default);
 
 /// The pure transition: `(state, packet) -> (state, what it found)`.
 #[must_use]
@@ -373,6 +386,14 @@ impl PsnStream {
         self.timings.as_deref()
     }
 
+    fn cold(&self) -> &Cold {
+        self.cold.as_deref().unwrap_or(&NO_COLD)
+    }
+
+    fn cold_mut(&mut self) -> &mut Cold {
+        self.cold.get_or_insert_with(Box::default)
+    }
+
     fn timings_mut(&mut self) -> &mut Timings {
         self.timings.get_or_insert_with(Box::default)
     }
@@ -411,10 +432,10 @@ impl PsnStream {
         if self.finished || !self.started {
             return;
         }
-        if self.pending.is_some() {
-            if self.held_acks.len() < HELD_ACKS_MAX {
-                self.held_acks.push(*ack);
-            } else if let Some(last) = self.held_acks.last_mut() {
+        if self.cold().pending.is_some() {
+            if self.cold().held_acks.len() < HELD_ACKS_MAX {
+                self.cold_mut().held_acks.push(*ack);
+            } else if let Some(last) = self.cold_mut().held_acks.last_mut() {
                 *last = *ack;
             }
             return;
@@ -424,12 +445,12 @@ impl PsnStream {
 
     /// The acknowledgements held while a READ's count was open, now that it is settled.
     fn apply_held_acks(&mut self, out: &mut StepOut) {
-        let held = std::mem::take(&mut self.held_acks);
+        let held = std::mem::take(&mut self.cold_mut().held_acks);
         for a in held.iter() {
             self.apply_ack(a, out);
         }
-        self.held_acks = held;
-        self.held_acks.clear();
+        self.cold_mut().held_acks = held;
+        self.cold_mut().held_acks.clear();
     }
 
     fn apply_ack(&mut self, a: &Ack, out: &mut StepOut) {
@@ -445,7 +466,7 @@ impl PsnStream {
             if self
                 .highest_ack
                 .get()
-                .is_some_and(|h| q < h && !self.repeats.contains(&q))
+                .is_some_and(|h| q < h && !self.cold().repeats.contains(&q))
             {
                 out.peer_findings.push(finding(
                     Kind::AckRegression,
@@ -461,29 +482,35 @@ impl PsnStream {
             }
             self.highest_ack
                 .set(Some(self.highest_ack.get().map_or(q, |h| h.max(q))));
-            self.repeats.clear();
+            if let Some(cold) = self.cold.as_deref_mut() {
+                cold.repeats.clear();
+            }
         }
-        if let Some(w) = self.wrong_start.get()
+        if let Some(w) = self.cold().wrong_start.get()
             && end > w.nak
         {
             // the NAK's PSN was acknowledged: the capture missed the right resend
-            self.wrong_start.clear();
+            self.cold_mut().wrong_start.clear();
         }
     }
 
     /// What a NAK at position `q` does before it acknowledges the PSNs before it.
     fn nak_first(&mut self, a: &Ack, q: u64, out: &mut StepOut) {
-        if self.holes.contains(q) && !self.named.contains(&q) && self.named.len() < NAMED_MAX {
-            self.named.push(q);
+        if self.holes.contains(q)
+            && !self.cold().named.contains(&q)
+            && self.cold().named.len() < NAMED_MAX
+        {
+            self.cold_mut().named.push(q);
         }
-        self.nak_min
-            .set(Some(self.nak_min.get().map_or(q, |n| n.min(q))));
-        if self.nak_times.len() < NAKS_MAX {
-            self.nak_times.push(a.time_ns);
+        let cold = self.cold_mut();
+        cold.nak_min
+            .set(Some(cold.nak_min.get().map_or(q, |n| n.min(q))));
+        if self.cold().nak_times.len() < NAKS_MAX {
+            self.cold_mut().nak_times.push(a.time_ns);
         }
-        if let Some(w) = self.wrong_start.get().filter(|w| w.nak == q) {
+        if let Some(w) = self.cold().wrong_start.get().filter(|w| w.nak == q) {
             // the NAK names the PSN again: the wrong resend did not repair it
-            self.wrong_start.clear();
+            self.cold_mut().wrong_start.clear();
             out.findings.push(finding(
                 Kind::GbnWrongStart,
                 w.frame,
@@ -496,10 +523,11 @@ impl PsnStream {
                 )),
             ));
         }
-        self.nak_since_go_back
-            .set(Some(self.nak_since_go_back.get().map_or(q, |n| n.min(q))));
+        let cold = self.cold_mut();
+        cold.nak_since_go_back
+            .set(Some(cold.nak_since_go_back.get().map_or(q, |n| n.min(q))));
         if a.kind == AckKind::SeqNak {
-            if self.last_seq_nak.get() == Some(q) && !self.resent_since_nak {
+            if self.cold().last_seq_nak.get() == Some(q) && !self.cold().resent_since_nak {
                 out.peer_findings.push(finding(
                     Kind::RepeatedNak,
                     a.frame,
@@ -511,10 +539,14 @@ impl PsnStream {
                     )),
                 ));
             }
-            self.last_seq_nak.set(Some(q));
-            self.resent_since_nak = false;
-            let open = self.gaps.iter().position(|g| g.start <= q && q < g.end);
-            if let Some(g) = open.and_then(|i| self.gaps.remove(i)) {
+            self.cold_mut().last_seq_nak.set(Some(q));
+            self.cold_mut().resent_since_nak = false;
+            let open = self
+                .cold()
+                .gaps
+                .iter()
+                .position(|g| g.start <= q && q < g.end);
+            if let Some(g) = open.and_then(|i| self.cold_mut().gaps.remove(i)) {
                 let wait = a.time_ns.saturating_sub(g.time_ns);
                 self.timings_mut().nak_generation.sample(wait);
             }
@@ -532,7 +564,7 @@ impl PsnStream {
             return;
         }
         let mut settled = Settled::default();
-        let named = &self.named;
+        let named: &[u64] = self.cold.as_deref().map_or(&[], |c| &c.named);
         let mut recovered: Vec<(u64, u64)> = Vec::new();
         self.holes.take_range(from, upto, |h| {
             // the PSNs of the piece a NAK named are lost; the runs between them not captured
@@ -547,7 +579,9 @@ impl PsnStream {
             }
             settled.add(at, h.end - at);
         });
-        self.named.retain(|&p| p >= upto || p < from);
+        if let Some(cold) = self.cold.as_deref_mut() {
+            cold.named.retain(|&p| p >= upto || p < from);
+        }
         for (n, revealed) in recovered {
             self.counters.lost += n;
             let wait = a.time_ns.saturating_sub(revealed);
@@ -581,11 +615,11 @@ impl PsnStream {
     /// The LAST or ONLY READ response at `psn` arrived on the paired reverse flow: rule 2
     /// settles the open READ count (rule 1 first when the PMTU is known by now).
     pub fn on_read_response_end_into(&mut self, psn: Psn, pmtu: Option<u32>, out: &mut StepOut) {
-        let Some(pr) = self.pending.get() else {
+        let Some(pr) = self.cold().pending.get() else {
             return;
         };
         if let Some(m) = pmtu {
-            self.pending.clear();
+            self.cold_mut().pending.clear();
             self.apply_read(pr, read_count(pr.dmalen, m), out);
             self.apply_held_acks(out);
             return;
@@ -595,7 +629,7 @@ impl PsnStream {
         if let Ok(d) = u32::try_from(d) {
             let n = d + 1;
             if n <= max_n {
-                self.pending.clear();
+                self.cold_mut().pending.clear();
                 self.apply_read(pr, n, out);
                 out.learned_pmtu = unique_pmtu(pr.dmalen, n);
                 self.apply_held_acks(out);
@@ -618,7 +652,7 @@ impl PsnStream {
             return;
         }
         // The open READ count is settled at the latest by this packet (rules 1, 3, 4).
-        if let Some(pr) = self.pending.take() {
+        if let Some(pr) = self.cold.as_deref_mut().and_then(|c| c.pending.take()) {
             let (n, learned) = match pmtu {
                 Some(m) => (read_count(pr.dmalen, m), None),
                 None => {
@@ -636,7 +670,7 @@ impl PsnStream {
             self.apply_held_acks(out);
         }
         // The held decision: is this packet the following PSN, already seen?
-        if let Some(h) = self.held.take() {
+        if let Some(h) = self.cold.as_deref_mut().and_then(|c| c.held.take()) {
             self.resolve_held(h, Some(pkt.psn), out);
         }
         self.classify(pkt, pmtu, out);
@@ -655,7 +689,7 @@ impl PsnStream {
             match pr.fill {
                 Fill::Run => self.lose(&filled, pr.time_ns),
                 Fill::Held => {
-                    if let Some(h) = self.held.as_mut() {
+                    if let Some(h) = self.cold_mut().held.as_mut() {
                         for (n, t) in filled.iter() {
                             h.filled.add(Hole {
                                 start: 0,
@@ -668,7 +702,7 @@ impl PsnStream {
                 Fill::Reorder | Fill::Nothing => {}
             }
         }
-        if let Some(h) = self.held.as_mut()
+        if let Some(h) = self.cold_mut().held.as_mut()
             && h.p == pr.p
             && h.consumed.is_none()
         {
@@ -756,9 +790,9 @@ impl PsnStream {
             _ => {}
         }
         if matches!(kind, Kind::Retransmission | Kind::Duplicate)
-            && self.repeats.len() < REPEATS_MAX
+            && self.cold().repeats.len() < REPEATS_MAX
         {
-            self.repeats.push(p);
+            self.cold_mut().repeats.push(p);
         }
     }
 
@@ -789,10 +823,10 @@ impl PsnStream {
             self.report_not_captured(&s, pkt.frame, pkt.time_ns, out);
         }
         self.holes.push(acked, end, pkt.time_ns);
-        if self.gaps.len() == GAPS_MAX {
-            self.gaps.remove(0);
+        if self.cold().gaps.len() == GAPS_MAX {
+            self.cold_mut().gaps.remove(0);
         }
-        self.gaps.push(OpenGap {
+        self.cold_mut().gaps.push(OpenGap {
             start,
             end,
             time_ns: pkt.time_ns,
@@ -801,19 +835,22 @@ impl PsnStream {
 
     /// The go-back checks of §6.7 on a request packet at position `p`.
     fn conformance_on_request(&mut self, p: u64, pkt: &ReqPacket) {
-        if self.last_seq_nak.get() == Some(p) {
-            self.resent_since_nak = true;
+        if self.cold().last_seq_nak.get() == Some(p) {
+            self.cold_mut().resent_since_nak = true;
         }
-        if self.wrong_start.get().is_some_and(|w| w.nak == p) {
+        if self.cold().wrong_start.get().is_some_and(|w| w.nak == p) {
             // the right resend came after all
-            self.wrong_start.clear();
+            self.cold_mut().wrong_start.clear();
         }
         if p <= self.prev
-            && let Some(nak) = self.nak_since_go_back.take()
+            && let Some(nak) = self
+                .cold
+                .as_deref_mut()
+                .and_then(|c| c.nak_since_go_back.take())
             && p != nak
-            && !self.wrong_start.is_some()
+            && !self.cold().wrong_start.is_some()
         {
-            self.wrong_start.set(WrongStart {
+            self.cold_mut().wrong_start.set(WrongStart {
                 frame: pkt.frame,
                 time_ns: pkt.time_ns,
                 psn: pkt.psn,
@@ -865,7 +902,7 @@ impl PsnStream {
                 (None, Some(dmalen)) => {
                     // Held open: the READ's own PSN is consumed; the rest when settled.
                     self.expected = p + 1;
-                    self.pending.set(PendingRead {
+                    self.cold_mut().pending.set(PendingRead {
                         psn: pkt.psn,
                         p,
                         dmalen,
@@ -877,7 +914,10 @@ impl PsnStream {
                 (None, None) => self.expected = p + 1,
             }
             let horizon = self.expected.saturating_sub(HOLE_HORIZON);
-            self.closed_unrecovered += self.holes.drop_before(horizon);
+            let closed = self.holes.drop_before(horizon);
+            if closed > 0 {
+                self.cold_mut().closed_unrecovered += closed;
+            }
         } else {
             // d < 0
             let mut filled = Filled::default();
@@ -888,25 +928,25 @@ impl PsnStream {
                     self.holes
                         .take_range(p + 1, p + u64::from(n), |h| filled.add(h));
                 }
-                self.named.retain(|&q| q != p);
+                self.cold_mut().named.retain(|&q| q != p);
                 self.count_new(pkt, n_now, out);
             }
             let at_or_below_prev = p <= self.prev;
-            let nak_run = at_or_below_prev && self.nak_min.get().is_some_and(|n| p >= n);
+            let nak_run = at_or_below_prev && self.cold().nak_min.get().is_some_and(|n| p >= n);
             let silence = at_or_below_prev
                 && pkt
                     .rto_min_ns
                     .is_some_and(|rto| pkt.time_ns.saturating_sub(self.prev_time_ns) >= rto);
             let (kind, fill) = if nak_run {
                 // (a): answers every unanswered NAK
-                self.nak_min.set(None);
-                let times = std::mem::take(&mut self.nak_times);
+                self.cold_mut().nak_min.set(None);
+                let times = std::mem::take(&mut self.cold_mut().nak_times);
                 for t in times.iter() {
                     let wait = pkt.time_ns.saturating_sub(*t);
                     self.timings_mut().nak_response.sample(wait);
                 }
-                self.nak_times = times;
-                self.nak_times.clear();
+                self.cold_mut().nak_times = times;
+                self.cold_mut().nak_times.clear();
                 self.in_run = true;
                 (Some(Kind::Retransmission), Fill::Run)
             } else if silence {
@@ -916,7 +956,7 @@ impl PsnStream {
                 (Some(Kind::Retransmission), Fill::Run)
             } else if at_or_below_prev {
                 // (b) waits for the next packet
-                self.held.set(Held {
+                let held = Held {
                     frame: pkt.frame,
                     time_ns: pkt.time_ns,
                     prev_time_ns: self.prev_time_ns,
@@ -925,10 +965,11 @@ impl PsnStream {
                     consumed: n_now,
                     filled,
                     in_run: self.in_run,
-                });
-                if filled.total() == 0 && self.repeats.len() < REPEATS_MAX {
+                };
+                self.cold_mut().held.set(held);
+                if filled.total() == 0 && self.cold().repeats.len() < REPEATS_MAX {
                     // whatever it turns out to be, it is a resend of a seen PSN
-                    self.repeats.push(p);
+                    self.cold_mut().repeats.push(p);
                 }
                 (None, Fill::Held)
             } else if self.in_run {
@@ -949,7 +990,7 @@ impl PsnStream {
                 ));
             }
             if let (Some(dmalen), None) = (pkt.read_dmalen, n_now) {
-                self.pending.set(PendingRead {
+                self.cold_mut().pending.set(PendingRead {
                     psn: pkt.psn,
                     p,
                     dmalen,
@@ -971,15 +1012,15 @@ impl PsnStream {
         if self.finished {
             return out;
         }
-        if let Some(pr) = self.pending.take() {
+        if let Some(pr) = self.cold.as_deref_mut().and_then(|c| c.pending.take()) {
             let n = read_count(pr.dmalen, pmtu.unwrap_or(DEFAULT_PMTU));
             self.apply_read(pr, n, &mut out);
             self.apply_held_acks(&mut out);
         }
-        if let Some(h) = self.held.take() {
+        if let Some(h) = self.cold.as_deref_mut().and_then(|c| c.held.take()) {
             self.resolve_held(h, None, &mut out);
         }
-        if let Some(w) = self.wrong_start.take()
+        if let Some(w) = self.cold.as_deref_mut().and_then(|c| c.wrong_start.take())
             && self.ack_end <= w.nak
         {
             out.findings.push(finding(
@@ -996,7 +1037,7 @@ impl PsnStream {
                 )),
             ));
         }
-        let unrecovered = self.holes.total() + self.closed_unrecovered;
+        let unrecovered = self.holes.total() + self.cold().closed_unrecovered;
         self.counters.unrecovered = unrecovered;
         self.counters.lost += unrecovered;
         self.finished = true;
@@ -1073,6 +1114,28 @@ mod test {
             psn: Psn::new_masked(psn),
             kind,
         }
+    }
+
+    #[test]
+    fn an_in_order_stream_never_allocates_its_cold_part() {
+        let mut s = PsnStream::new();
+        let mut out = StepOut::default();
+        for i in 0..100u32 {
+            let frame = 2 * u64::from(i) + 1;
+            s.on_request_into(&pkt(frame, 16_777_180 + i), None, &mut out);
+            s.on_ack_into(
+                &ack(frame + 1, (16_777_180 + i) & 0xFF_FFFF, AckKind::Ack),
+                &mut out,
+            );
+        }
+        let _ = s.finish(Some(1024));
+        assert_eq!(s.counters.messages, 100);
+        assert!(s.cold.is_none(), "a quiet stream allocated its cold part");
+        // a gap needs it
+        let mut s = PsnStream::new();
+        s.on_request_into(&pkt(1, 10), None, &mut out);
+        s.on_request_into(&pkt(2, 12), None, &mut out);
+        assert!(s.cold.is_some());
     }
 
     #[test]
