@@ -249,7 +249,7 @@ fn live_lines(engine: &replay::Engine, new: &[replay::Finding]) -> Vec<String> {
                     "flow {} {}: {counts} (lost {} so far)",
                     f.id,
                     f.key,
-                    f.psn().counters.lost
+                    f.psn().counters().lost
                 ),
                 None => format!("capture: {counts}"),
             }

@@ -111,7 +111,7 @@ fn flow(r: &Replay, key: FlowKey) -> &Flow {
 
 /// (psn_gaps, lost, unrecovered, out_of_order, duplicates, retransmissions, implied_timeouts)
 fn seq_counts(f: &Flow) -> [u64; 7] {
-    let c = &f.psn().counters;
+    let c = &f.psn().counters();
     [
         c.psn_gaps,
         c.lost,
@@ -379,7 +379,7 @@ fn read_rule1_pmtu_from_first_payload() {
     let f = flow(&r, a_to_b());
     assert_eq!(seq_counts(f), [1, 1, 1, 0, 0, 0, 0]);
     // messages: WRITE LAST 2, READ 3, SEND 7
-    assert_eq!((f.messages(), f.psn().counters.read_requests), (3, 1));
+    assert_eq!((f.messages(), f.psn().counters().read_requests), (3, 1));
     let gap = r.events.iter().find(|e| e.kind == Kind::PsnGap).unwrap();
     assert_eq!(gap.detail.to_string(), "expected PSN 6: 1 PSN missing (6)");
 }
@@ -402,11 +402,11 @@ fn read_rule2_own_response() {
     let f = flow(&r, a_to_b());
     assert_eq!(seq_counts(f), [0; 7]);
     assert_eq!(f.pmtu_seen, 2048);
-    assert_eq!(flow(&r, b_to_a()).read_responses, 3);
+    assert_eq!(flow(&r, b_to_a()).rare().read_responses, 3);
     // the first READ got all its responses; the second none
     assert_eq!(
         (
-            f.psn().counters.read_requests,
+            f.psn().counters().read_requests,
             f.rare().read_response_gaps,
             f.rare().unanswered_reads
         ),
@@ -481,7 +481,7 @@ fn read_retransmission_fills_its_range() {
     let f = flow(&s.replay(), a_to_b()).clone();
     assert_eq!(seq_counts(&f), [1, 3, 0, 0, 1, 2, 1]);
     // distinct message-ending PSNs: 1, 5, 2 (READ), 6
-    assert_eq!((f.messages(), f.psn().counters.read_requests), (4, 1));
+    assert_eq!((f.messages(), f.psn().counters().read_requests), (4, 1));
 }
 
 #[test]
@@ -520,7 +520,7 @@ fn read_response_gap_and_unanswered() {
     assert_eq!(seq_counts(f), [0; 7]);
     assert_eq!(
         (
-            f.psn().counters.read_requests,
+            f.psn().counters().read_requests,
             f.rare().read_response_gaps,
             f.rare().unanswered_reads
         ),
@@ -664,8 +664,8 @@ fn ecn_and_cnp_attribution() {
     let rev = flow(&r, b_to_a());
     assert_eq!(
         (
-            req.ecn_ce,
-            rev.cnps,
+            req.rare().ecn_ce,
+            rev.rare().cnps,
             req.rare().throttled_by_cnps,
             rev.rare().throttled_by_cnps
         ),
@@ -1164,7 +1164,7 @@ mod props {
             }
             let r = e.finish();
             for f in &r.flows {
-                let c = &f.psn().counters;
+                let c = &f.psn().counters();
                 prop_assert!(c.lost >= c.unrecovered);
                 prop_assert!(c.retransmissions >= c.implied_timeouts);
                 prop_assert!(f.frames >= c.messages);

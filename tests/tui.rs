@@ -226,7 +226,7 @@ fn snapshot_psn_chart() {
     let flows = &app.replay_data().unwrap().replay.flows;
     let gbn = flows
         .iter()
-        .position(|f| f.psn().counters.retransmissions > 0)
+        .position(|f| f.psn().counters().retransmissions > 0)
         .expect("a flow with go-back-N");
     app.apply(Action::Show(View::Psn));
     for _ in 0..gbn {
@@ -243,9 +243,9 @@ fn snapshot_psn_chart_capture_drops() {
     let flows = &app.replay_data().unwrap().replay.flows;
     let f = flows
         .iter()
-        .position(|f| f.psn().counters.not_captured > 0)
+        .position(|f| f.psn().counters().not_captured > 0)
         .expect("a flow with capture drops");
-    assert_eq!(flows[f].psn().counters.lost, 0);
+    assert_eq!(flows[f].psn().counters().lost, 0);
     app.apply(Action::Show(View::Psn));
     for _ in 0..f {
         app.apply(Action::Down);

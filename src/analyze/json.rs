@@ -130,7 +130,7 @@ pub struct FlowJson {
 impl FlowJson {
     #[must_use]
     pub fn new(f: &Flow) -> Self {
-        let c = &f.psn().counters;
+        let c = &f.psn().counters();
         let t = f.timings();
         let timing =
             |get: fn(&Timings) -> Summary| LatencyJson::new(t.map(get).unwrap_or_default());
@@ -156,8 +156,8 @@ impl FlowJson {
             retransmissions: c.retransmissions,
             implied_timeouts: c.implied_timeouts,
             acks: f.acks,
-            read_responses: f.read_responses,
-            atomic_acks: f.atomic_acks,
+            read_responses: f.rare().read_responses,
+            atomic_acks: f.rare().atomic_acks,
             naks: NaksJson {
                 psn_seq_err: f.rare().naks.psn_seq_err,
                 rnr: f.rare().naks.rnr,
@@ -169,8 +169,8 @@ impl FlowJson {
             read_requests: c.read_requests,
             read_response_gaps: f.rare().read_response_gaps,
             unanswered_reads: f.rare().unanswered_reads,
-            ecn_ce: f.ecn_ce,
-            cnps: f.cnps,
+            ecn_ce: f.rare().ecn_ce,
+            cnps: f.rare().cnps,
             throttled_by_cnps: f.rare().throttled_by_cnps,
             icrc_errors: f.rare().icrc_errors,
             not_captured: c.not_captured,

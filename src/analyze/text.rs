@@ -148,7 +148,7 @@ fn table<T>(
 }
 
 fn flow_row(f: &Flow, row: &mut Row) {
-    let c = &f.psn().counters;
+    let c = &f.psn().counters();
     let lat = f.latency().summary();
     row.num(u64::from(f.id));
     row.fmt(false, format_args!("{}", f.key.src));
@@ -179,8 +179,8 @@ fn flow_row(f: &Flow, row: &mut Row) {
     for v in [
         f.rare().read_response_gaps,
         f.rare().unanswered_reads,
-        f.ecn_ce,
-        f.cnps,
+        f.rare().ecn_ce,
+        f.rare().cnps,
         f.rare().icrc_errors,
         c.not_captured,
         f.rare().conformance.total(),
@@ -201,7 +201,7 @@ fn flow_row(f: &Flow, row: &mut Row) {
 fn loss_words(replay: &Replay) -> String {
     let (mut lost, mut unrecovered, mut missed) = (0u64, 0u64, 0u64);
     for f in &replay.flows {
-        let c = &f.psn().counters;
+        let c = &f.psn().counters();
         lost += c.lost;
         unrecovered += c.unrecovered;
         missed += c.not_captured;
@@ -240,11 +240,11 @@ fn worst_flows(flows: &[Flow], limit: Option<usize>) -> Vec<&Flow> {
     // Reverse(key): the heap's top is the least bad of those kept
     let key = |f: &Flow| {
         (
-            f.psn().counters.lost,
+            f.psn().counters().lost,
             f.rare().naks.total(),
             f.rare().conformance.total(),
-            f.ecn_ce + f.cnps,
-            f.psn().counters.not_captured,
+            f.rare().ecn_ce + f.rare().cnps,
+            f.psn().counters().not_captured,
             std::cmp::Reverse(f.id),
         )
     };

@@ -104,7 +104,7 @@ impl FailOn {
     /// True when the replay found something asked for.
     #[must_use]
     pub fn matches(&self, replay: &Replay) -> bool {
-        (self.lost && replay.flows.iter().any(|f| f.psn().counters.lost > 0))
+        (self.lost && replay.flows.iter().any(|f| f.psn().counters().lost > 0))
             || replay.events.iter().any(|e| self.kinds.contains(&e.kind))
     }
 }

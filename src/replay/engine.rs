@@ -602,7 +602,7 @@ impl Engine {
             }
         }
         if (op.is_request() || op.is_response()) && ev.ecn == 0b11 {
-            self.flows[id as usize].ecn_ce += 1;
+            self.flows[id as usize].rare_mut().ecn_ce += 1;
             self.event(
                 ev.frame,
                 ev.time_ns,
@@ -614,7 +614,7 @@ impl Engine {
         }
         if op == Operation::Cnp {
             let f = &mut self.flows[id as usize];
-            f.cnps += 1;
+            f.rare_mut().cnps += 1;
             f.has_cnp = true;
             self.event(
                 ev.frame,
@@ -818,8 +818,8 @@ impl Engine {
         {
             let f = &mut self.flows[id as usize];
             match op {
-                Operation::ReadResponse => f.read_responses += 1,
-                Operation::AtomicAcknowledge => f.atomic_acks += 1,
+                Operation::ReadResponse => f.rare_mut().read_responses += 1,
+                Operation::AtomicAcknowledge => f.rare_mut().atomic_acks += 1,
                 _ => {}
             }
         }
@@ -1024,9 +1024,9 @@ impl Engine {
             for id in 0..self.flows.len() {
                 // zero where it is (a flow's rare part is not allocated to hold a zero)
                 if let Some(p) = self.flows[id].peer
-                    && self.flows[p as usize].cnps > 0
+                    && self.flows[p as usize].rare().cnps > 0
                 {
-                    self.flows[id].rare_mut().throttled_by_cnps = self.flows[p as usize].cnps;
+                    self.flows[id].rare_mut().throttled_by_cnps = self.flows[p as usize].rare().cnps;
                 }
             }
             let mut out = Vec::new();

@@ -219,10 +219,6 @@ pub struct Flow {
     pub bytes: u64,
     pub payload_bytes: u64,
     pub acks: u64,
-    pub read_responses: u64,
-    pub atomic_acks: u64,
-    pub ecn_ce: u64,
-    pub cnps: u64,
     /// The MSN of the flow's previous ACK (a response flow's, `msn_regression`).
     pub last_ack_msn: Option<u32>,
     /// Largest FIRST/MIDDLE request payload and PMTUs settled by rules 2–3 (0: none).
@@ -250,6 +246,12 @@ static NO_REQUESTS: LazyLock<Requests> = LazyLock::new(Requests::default);
 /// quiet flows does not carry it (issue 13: memory by flows, and small per flow).
 #[derive(Debug, Clone, Default)]
 pub struct Rare {
+    /// READ responses and atomic ACKs (response flows of READs and atomics).
+    pub read_responses: u64,
+    pub atomic_acks: u64,
+    /// CE-marked requests and responses, and CNPs (flows of a congested path).
+    pub ecn_ce: u64,
+    pub cnps: u64,
     /// UD/RD requests: counted, not sequenced.
     pub unseq_messages: u64,
     pub unseq_first: Option<Psn>,
@@ -287,10 +289,6 @@ impl Flow {
             bytes: 0,
             payload_bytes: 0,
             acks: 0,
-            read_responses: 0,
-            atomic_acks: 0,
-            ecn_ce: 0,
-            cnps: 0,
             last_ack_msn: None,
             pmtu_seen: 0,
             rare: None,
@@ -378,7 +376,7 @@ impl Flow {
 
     #[must_use]
     pub fn messages(&self) -> u64 {
-        self.psn().counters.messages + self.rare().unseq_messages
+        self.psn().counters().messages + self.rare().unseq_messages
     }
 
     #[must_use]

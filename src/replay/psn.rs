@@ -284,7 +284,8 @@ pub struct PsnStream {
     in_run: bool,
     /// One past the highest acknowledged position (0: none yet).
     ack_end: u64,
-    pub counters: PsnCounters,
+    /// Messages counted (the one counter every stream moves; the others are in [`Cold`]).
+    messages: u64,
     timings: Option<Box<Timings>>,
     /// Highest position an ACK acknowledged (`ack_regression`).
     highest_ack: OptPos,
@@ -298,6 +299,8 @@ pub struct PsnStream {
 /// kept out of it so that hundreds of thousands of quiet flows do not carry it (issue 13).
 #[derive(Debug, Clone, Default)]
 struct Cold {
+    /// Every counter but `messages` (kept in the stream).
+    counters: PsnCounters,
     held: Slot<Held>,
     /// Unanswered NAKs (PSN sequence error or RNR): the lowest position, and their times.
     nak_min: OptPos,
@@ -384,6 +387,15 @@ impl PsnStream {
     #[must_use]
     pub fn timings(&self) -> Option<&Timings> {
         self.timings.as_deref()
+    }
+
+    /// The stream's counters.
+    #[must_use]
+    pub fn counters(&self) -> PsnCounters {
+        PsnCounters {
+            messages: self.messages,
+            ..self.cold().counters
+        }
     }
 
     fn cold(&self) -> &Cold {
@@ -583,7 +595,7 @@ impl PsnStream {
             cold.named.retain(|&p| p >= upto || p < from);
         }
         for (n, revealed) in recovered {
-            self.counters.lost += n;
+            self.cold_mut().counters.lost += n;
             let wait = a.time_ns.saturating_sub(revealed);
             self.timings_mut().recovery.sample_n(wait, n);
         }
@@ -594,7 +606,7 @@ impl PsnStream {
         if s.count == 0 {
             return;
         }
-        self.counters.not_captured += s.count;
+        self.cold_mut().counters.not_captured += s.count;
         let ranges: Box<[(Psn, u32)]> = s.ranges[..usize::from(s.len)]
             .iter()
             .map(|&(start, n)| (self.psn_of(start), u32::try_from(n).unwrap_or(u32::MAX)))
@@ -717,7 +729,7 @@ impl PsnStream {
         if total == 0 {
             return;
         }
-        self.counters.lost += u64::from(total);
+        self.cold_mut().counters.lost += u64::from(total);
         for (n, revealed) in filled.iter() {
             let wait = time_ns.saturating_sub(revealed);
             self.timings_mut().recovery.sample_n(wait, u64::from(n));
@@ -760,7 +772,7 @@ impl PsnStream {
         prev_time_ns: u64,
         out: &mut StepOut,
     ) {
-        self.counters.implied_timeouts += 1;
+        self.cold_mut().counters.implied_timeouts += 1;
         self.in_run = true;
         let wait = time_ns.saturating_sub(prev_time_ns);
         self.timings_mut().timeout_wait.sample(wait);
@@ -778,15 +790,15 @@ impl PsnStream {
         let n = filled.total();
         match kind {
             Kind::Retransmission => {
-                self.counters.retransmissions += 1;
+                self.cold_mut().counters.retransmissions += 1;
                 if n > 0 {
                     self.lose(filled, time_ns);
                 } else {
-                    self.counters.duplicates += 1;
+                    self.cold_mut().counters.duplicates += 1;
                 }
             }
-            Kind::OutOfOrder => self.counters.out_of_order += 1,
-            Kind::Duplicate => self.counters.duplicates += 1,
+            Kind::OutOfOrder => self.cold_mut().counters.out_of_order += 1,
+            Kind::Duplicate => self.cold_mut().counters.duplicates += 1,
             _ => {}
         }
         if matches!(kind, Kind::Retransmission | Kind::Duplicate)
@@ -799,10 +811,10 @@ impl PsnStream {
     /// A PSN seen for the first time: it counts in `messages` / `read_requests`.
     fn count_new(&mut self, pkt: &ReqPacket, n: Option<u32>, out: &mut StepOut) {
         if pkt.ends_message {
-            self.counters.messages += 1;
+            self.messages += 1;
         }
         if let Some(dmalen) = pkt.read_dmalen {
-            self.counters.read_requests += 1;
+            self.cold_mut().counters.read_requests += 1;
             out.new_read = Some(NewRead {
                 frame: pkt.frame,
                 time_ns: pkt.time_ns,
@@ -882,7 +894,7 @@ impl PsnStream {
             self.in_run = false;
             let d = p - self.expected;
             if d > 0 {
-                self.counters.psn_gaps += 1;
+                self.cold_mut().counters.psn_gaps += 1;
                 out.findings.push(Finding {
                     frame: pkt.frame,
                     time_ns: pkt.time_ns,
@@ -1038,8 +1050,11 @@ impl PsnStream {
             ));
         }
         let unrecovered = self.holes.total() + self.cold().closed_unrecovered;
-        self.counters.unrecovered = unrecovered;
-        self.counters.lost += unrecovered;
+        if unrecovered > 0 {
+            let c = &mut self.cold_mut().counters;
+            c.unrecovered = unrecovered;
+            c.lost += unrecovered;
+        }
         self.finished = true;
         out
     }
@@ -1129,7 +1144,7 @@ mod test {
             );
         }
         let _ = s.finish(Some(1024));
-        assert_eq!(s.counters.messages, 100);
+        assert_eq!(s.counters().messages, 100);
         assert!(s.cold.is_none(), "a quiet stream allocated its cold part");
         // a gap needs it
         let mut s = PsnStream::new();
@@ -1159,9 +1174,9 @@ mod test {
             out.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
             [Kind::PsnGap]
         );
-        assert_eq!(s1.counters.psn_gaps, 0);
+        assert_eq!(s1.counters().psn_gaps, 0);
         assert_eq!(
-            (s2.counters.psn_gaps, s2.missing(), s2.open_holes()),
+            (s2.counters().psn_gaps, s2.missing(), s2.open_holes()),
             (1, 1, 1)
         );
         // the late 11 is held: nothing is reported until the next packet
@@ -1171,7 +1186,7 @@ mod test {
         let kinds: Vec<_> = out.findings.iter().map(|f| (f.frame, f.kind)).collect();
         assert_eq!(kinds, [(3, Kind::OutOfOrder)]);
         s4.finish(None);
-        assert_eq!((s4.counters.out_of_order, s4.counters.lost), (1, 0));
+        assert_eq!((s4.counters().out_of_order, s4.counters().lost), (1, 0));
         assert_eq!(s4.last_psn(), Some(Psn::new_masked(13)));
     }
 
@@ -1205,9 +1220,9 @@ mod test {
         s.finish(None);
         assert_eq!(
             (
-                s.counters.not_captured,
-                s.counters.lost,
-                s.counters.unrecovered
+                s.counters().not_captured,
+                s.counters().lost,
+                s.counters().unrecovered
             ),
             (2, 1, 0)
         );
@@ -1224,13 +1239,13 @@ mod test {
         s.on_request_into(&pkt(1, 10), None, &mut out);
         // the ACK of 12 arrives before request 13 shows 11 and 12 missing
         s.on_ack_into(&ack(2, 12, AckKind::Ack), &mut out);
-        assert_eq!(s.counters.not_captured, 0);
+        assert_eq!(s.counters().not_captured, 0);
         let mut out = StepOut::default();
         s.on_request_into(&pkt(3, 13), None, &mut out);
         let kinds: Vec<_> = out.findings.iter().map(|f| f.kind).collect();
         assert_eq!(kinds, [Kind::PsnGap, Kind::NotCaptured]);
         s.finish(None);
-        assert_eq!((s.counters.not_captured, s.counters.lost), (2, 0));
+        assert_eq!((s.counters().not_captured, s.counters().lost), (2, 0));
     }
 
     #[test]
@@ -1247,7 +1262,7 @@ mod test {
         let kinds: Vec<_> = out.findings.iter().map(|f| f.kind).collect();
         assert_eq!(kinds, [Kind::ImpliedTimeout, Kind::Retransmission]);
         s.finish(None);
-        assert_eq!((s.counters.lost, s.counters.implied_timeouts), (1, 1));
+        assert_eq!((s.counters().lost, s.counters().implied_timeouts), (1, 1));
         let tm = s.timings().unwrap();
         assert_eq!(tm.timeout_wait.summary().max, 2_000_000);
         assert_eq!(tm.recovery.summary().max, 2_000_000);
