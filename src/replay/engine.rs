@@ -930,8 +930,9 @@ impl Engine {
     /// §6.7 `msn_regression`: an ACK whose MSN is below the previous ACK's (24-bit serial).
     fn msn_check(&mut self, id: u32, ev: &PacketEvent, msn: u32) {
         let f = &mut self.flows[id as usize];
-        let prev = f.last_ack_msn.replace(msn);
-        let Some(prev) = prev else { return };
+        let Some(prev) = f.replace_ack_msn(msn) else {
+            return;
+        };
         let back = Psn::new_masked(msn).distance(Psn::new_masked(prev)) < 0;
         if back {
             f.rare_mut().conformance.count(Kind::MsnRegression);
@@ -1026,7 +1027,8 @@ impl Engine {
                 if let Some(p) = self.flows[id].peer
                     && self.flows[p as usize].rare().cnps > 0
                 {
-                    self.flows[id].rare_mut().throttled_by_cnps = self.flows[p as usize].rare().cnps;
+                    self.flows[id].rare_mut().throttled_by_cnps =
+                        self.flows[p as usize].rare().cnps;
                 }
             }
             let mut out = Vec::new();

@@ -220,7 +220,7 @@ pub struct Flow {
     pub payload_bytes: u64,
     pub acks: u64,
     /// The MSN of the flow's previous ACK (a response flow's, `msn_regression`).
-    pub last_ack_msn: Option<u32>,
+    last_ack_msn: u32,
     /// Largest FIRST/MIDDLE request payload and PMTUs settled by rules 2–3 (0: none).
     pub pmtu_seen: u32,
     /// What most flows never need, allocated by the first that does ([`Flow::rare_mut`]).
@@ -271,10 +271,19 @@ pub struct Rare {
     pub pmtu_cm: Option<u32>,
 }
 
+/// [`Flow`]'s `last_ack_msn` before its first ACK (an MSN has 24 bits: 4 bytes, not 8).
+const NO_MSN: u32 = u32::MAX;
+
 /// What [`Flow::rare`] reads on a flow that never needed its rare part.
 static NO_RARE: LazyLock<Rare> = LazyLock::new(Rare::default);
 
 impl Flow {
+    /// Records the MSN of the flow's ACK; returns the previous ACK's (`msn_regression`).
+    pub fn replace_ack_msn(&mut self, msn: u32) -> Option<u32> {
+        let prev = std::mem::replace(&mut self.last_ack_msn, msn & 0x00FF_FFFF);
+        (prev != NO_MSN).then_some(prev)
+    }
+
     #[must_use]
     pub fn new(id: u32, key: FlowKey) -> Self {
         Flow {
@@ -289,7 +298,7 @@ impl Flow {
             bytes: 0,
             payload_bytes: 0,
             acks: 0,
-            last_ack_msn: None,
+            last_ack_msn: NO_MSN,
             pmtu_seen: 0,
             rare: None,
             requests: None,
@@ -408,6 +417,23 @@ impl Flow {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    /// Issue 13's budget: 400,000 flows (half of them with requests, a few ACK latencies
+    /// each) in 100 MiB. These sizes are what it rests on; growing one is a decision.
+    #[test]
+    fn per_flow_state_stays_in_its_budget() {
+        let flow = std::mem::size_of::<Flow>();
+        let requests = std::mem::size_of::<Requests>();
+        assert!(flow <= 112, "Flow is {flow} bytes");
+        assert!(requests <= 208, "a flow's request side is {requests} bytes");
+        let key = FlowKey {
+            src: crate::replay::Addr::Lid(1),
+            dst: crate::replay::Addr::Lid(2),
+            dest_qp: 3,
+        };
+        let ack_flow = Flow::new(0, key);
+        assert!(ack_flow.rare.is_none() && ack_flow.requests.is_none());
+    }
 
     #[test]
     fn read_track_ranges() {

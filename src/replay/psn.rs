@@ -280,17 +280,16 @@ pub struct PsnStream {
     /// Position and time of the previous request packet.
     prev: u64,
     prev_time_ns: u64,
-    holes: Holes,
     in_run: bool,
     /// One past the highest acknowledged position (0: none yet).
     ack_end: u64,
     /// Messages counted (the one counter every stream moves; the others are in [`Cold`]).
     messages: u64,
-    timings: Option<Box<Timings>>,
     /// Highest position an ACK acknowledged (`ack_regression`).
     highest_ack: OptPos,
     finished: bool,
-    /// What an in-order stream never needs (NAKs, resends, open READs, gaps), allocated by
+    /// What an in-order stream never needs (holes, NAKs, resends, open READs, gaps, the
+    /// recovery timings), allocated by
     /// the first packet or acknowledgement that does ([`PsnStream::cold_mut`]).
     cold: Option<Box<Cold>>,
 }
@@ -301,6 +300,8 @@ pub struct PsnStream {
 struct Cold {
     /// Every counter but `messages` (kept in the stream).
     counters: PsnCounters,
+    holes: Holes,
+    timings: Option<Box<Timings>>,
     held: Slot<Held>,
     /// Unanswered NAKs (PSN sequence error or RNR): the lowest position, and their times.
     nak_min: OptPos,
@@ -374,19 +375,19 @@ impl PsnStream {
     /// Open holes (ranges) right now.
     #[must_use]
     pub fn open_holes(&self) -> usize {
-        self.holes.ranges()
+        self.cold().holes.ranges()
     }
 
     /// Missing PSNs right now.
     #[must_use]
     pub fn missing(&self) -> u64 {
-        self.holes.total()
+        self.cold().holes.total()
     }
 
     /// The recovery timings, once the flow has had a sample.
     #[must_use]
     pub fn timings(&self) -> Option<&Timings> {
-        self.timings.as_deref()
+        self.cold().timings.as_deref()
     }
 
     /// The stream's counters.
@@ -407,7 +408,7 @@ impl PsnStream {
     }
 
     fn timings_mut(&mut self) -> &mut Timings {
-        self.timings.get_or_insert_with(Box::default)
+        self.cold_mut().timings.get_or_insert_with(Box::default)
     }
 
     fn psn_of(&self, ext: u64) -> Psn {
@@ -435,7 +436,7 @@ impl PsnStream {
 
     /// Already seen: consumed so far and not missing.
     fn seen(&self, e: u64) -> bool {
-        e >= self.first && e < self.expected && !self.holes.contains(e)
+        e >= self.first && e < self.expected && !self.cold().holes.contains(e)
     }
 
     /// An acknowledgement or NAK of the paired reverse flow, in capture order (held while a
@@ -508,7 +509,7 @@ impl PsnStream {
 
     /// What a NAK at position `q` does before it acknowledges the PSNs before it.
     fn nak_first(&mut self, a: &Ack, q: u64, out: &mut StepOut) {
-        if self.holes.contains(q)
+        if self.cold().holes.contains(q)
             && !self.cold().named.contains(&q)
             && self.cold().named.len() < NAMED_MAX
         {
@@ -571,14 +572,15 @@ impl PsnStream {
         let from = self.ack_end;
         self.ack_end = self.ack_end.max(end);
         let upto = end.min(self.expected);
-        if upto <= from.max(self.first) || self.holes.ranges() == 0 {
+        if upto <= from.max(self.first) || self.cold().holes.ranges() == 0 {
             // nothing missing to settle: the usual ACK
             return;
         }
         let mut settled = Settled::default();
-        let named: &[u64] = self.cold.as_deref().map_or(&[], |c| &c.named);
+        let cold: &mut Cold = self.cold_mut();
+        let named = &cold.named;
         let mut recovered: Vec<(u64, u64)> = Vec::new();
-        self.holes.take_range(from, upto, |h| {
+        cold.holes.take_range(from, upto, |h| {
             // the PSNs of the piece a NAK named are lost; the runs between them not captured
             let mut at = h.start;
             let mut hits: Vec<u64> = Vec::new();
@@ -696,7 +698,8 @@ impl PsnStream {
         }
         if pr.fill != Fill::Nothing {
             let mut filled = Filled::default();
-            self.holes
+            self.cold_mut()
+                .holes
                 .take_range(pr.p + 1, pr.p + n64, |h| filled.add(h));
             match pr.fill {
                 Fill::Run => self.lose(&filled, pr.time_ns),
@@ -834,7 +837,7 @@ impl PsnStream {
             s.add(start, acked - start);
             self.report_not_captured(&s, pkt.frame, pkt.time_ns, out);
         }
-        self.holes.push(acked, end, pkt.time_ns);
+        self.cold_mut().holes.push(acked, end, pkt.time_ns);
         if self.cold().gaps.len() == GAPS_MAX {
             self.cold_mut().gaps.remove(0);
         }
@@ -926,18 +929,22 @@ impl PsnStream {
                 (None, None) => self.expected = p + 1,
             }
             let horizon = self.expected.saturating_sub(HOLE_HORIZON);
-            let closed = self.holes.drop_before(horizon);
-            if closed > 0 {
-                self.cold_mut().closed_unrecovered += closed;
+            if let Some(cold) = self.cold.as_deref_mut() {
+                cold.closed_unrecovered += cold.holes.drop_before(horizon);
             }
         } else {
             // d < 0
             let mut filled = Filled::default();
-            let first_filled = self.holes.take_range(p, p + 1, |h| filled.add(h)) == 1;
+            let first_filled = self
+                .cold_mut()
+                .holes
+                .take_range(p, p + 1, |h| filled.add(h))
+                == 1;
             if first_filled {
                 if let (Some(_), Some(n)) = (pkt.read_dmalen, n_now) {
                     // a READ filling a missing PSN fills its whole consumed range
-                    self.holes
+                    self.cold_mut()
+                        .holes
                         .take_range(p + 1, p + u64::from(n), |h| filled.add(h));
                 }
                 self.cold_mut().named.retain(|&q| q != p);
@@ -1049,7 +1056,7 @@ impl PsnStream {
                 )),
             ));
         }
-        let unrecovered = self.holes.total() + self.cold().closed_unrecovered;
+        let unrecovered = self.cold().holes.total() + self.cold().closed_unrecovered;
         if unrecovered > 0 {
             let c = &mut self.cold_mut().counters;
             c.unrecovered = unrecovered;
