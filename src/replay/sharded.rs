@@ -27,6 +27,7 @@ use rocescope_dissectors::stack::DissectOptions;
 
 use super::engine::Forwarded;
 use super::event::FlowKey;
+use super::flow::Flow;
 use super::hash::FxHasher;
 use super::{Engine, EngineConfig, Observer, PROGRESS_EVERY, Replay, Replayed, summary};
 use crate::capture::CaptureError;
@@ -175,7 +176,11 @@ fn merge(mut front: Replay, shards: Vec<(Replay, Vec<u64>)>) -> Replay {
     for (global, &(_, s, local)) in created.iter().enumerate() {
         ids[s as usize][local as usize] = u32::try_from(global).unwrap_or(u32::MAX);
     }
-    let mut flows = Vec::with_capacity(created.len());
+    // each flow moved to its place as its shard is taken apart: one shard's list at a time
+    // besides the merged one
+    let mut placed: Vec<Option<Flow>> = Vec::with_capacity(created.len());
+    placed.resize_with(created.len(), || None);
+    drop(created);
     for (s, (part, _)) in shards.into_iter().enumerate() {
         let ids = &ids[s];
         front.capture.truncated_frames += part.capture.truncated_frames;
@@ -184,15 +189,16 @@ fn merge(mut front: Replay, shards: Vec<(Replay, Vec<u64>)>) -> Replay {
         for mut f in part.flows {
             f.id = ids[f.id as usize];
             f.peer = f.peer.map(|p| ids[p as usize]);
-            flows.push(f);
+            let at = f.id as usize;
+            placed[at] = Some(f);
         }
         front.events.extend(part.events.into_iter().map(|mut e| {
             e.flow = e.flow.map(|id| ids[id as usize]);
             e
         }));
     }
-    flows.sort_unstable_by_key(|f| f.id);
-    front.flows = flows;
+    // every place was filled (ids are a permutation); collected in place
+    front.flows = placed.into_iter().flatten().collect();
     front.events.sort_by_key(|e| e.frame);
     front
 }
