@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use rocescope::analyze::{AnalyzeConfig, json, replay_with, write_report};
 use rocescope::config::AnalyzeFormat;
-use rocescope::replay::Split;
+use rocescope::replay::{Engine, EngineConfig, PacketEvent, Split};
+use rocescope_dissectors::Opcode;
 
 mod common;
 
@@ -45,4 +46,37 @@ fn every_split_reports_the_same() {
 fn unreadable_capture_is_an_error() {
     let cfg = AnalyzeConfig::new(vec![PathBuf::from("/nonexistent/x.pcap")]);
     assert!(replay_with(&cfg, Some(Split::Balanced)).is_err());
+}
+
+/// A report of thousands of flows is formatted on several threads, a chunk of flows each at a
+/// time: byte for byte what serde_json writes of it, in order.
+#[test]
+fn thousands_of_flows_written_as_serde_writes_them() {
+    let mut engine = Engine::new(EngineConfig::default());
+    let mut frame = 0;
+    for qp in 0..3000u32 {
+        // a different number of packets per flow, and a gap now and then
+        for k in 0..1 + qp % 4 {
+            frame += 1;
+            let psn = if qp % 7 == 0 { 2 * k } else { k };
+            engine.packet(&PacketEvent::new(
+                frame,
+                Opcode::RC_RDMA_WRITE_ONLY,
+                0x100 + qp,
+                psn,
+            ));
+        }
+    }
+    let replay = engine.finish();
+    assert_eq!(replay.flows.len(), 3000);
+    let mut cfg = AnalyzeConfig::new(vec![PathBuf::from("many.pcap")]);
+    cfg.format = AnalyzeFormat::Json;
+    let mut out = Vec::new();
+    json::write(&cfg, &replay, &mut out).unwrap();
+    let mut oracle = serde_json::to_vec_pretty(&json::report(&cfg, &replay)).unwrap();
+    oracle.push(b'\n');
+    assert!(
+        out == oracle,
+        "json::write differs from serde_json's layout"
+    );
 }
