@@ -14,7 +14,8 @@
 # Figures:
 #   analyze -f json on big1k vs tshark -T fields (frames/s) and vs cat (bytes/s)
 #   analyze -f json on small2k vs cat (bytes/s)
-#   flow scaling: analyze on small400k vs small2k (wall), and peak RSS for -f json, csv, text
+#   flow scaling: analyze on small400k vs small2k (wall; -f json, whose report grows with the
+#   flows to 685 MB, and the default text report), and peak RSS for -f json, csv, text
 #   dissect -f jsonl vs tshark -T fields, dissect text vs tshark's default output (on big1k)
 # The inspector's and send's figures have their own scripts (bench/inspect-open.sh,
 # bench/send-vs-tcpreplay.sh: tmux; root and a veth pair), run at the end when possible.
@@ -99,6 +100,10 @@ row "analyze small frames (2,000 flows): bytes/s" "$(awk -v b="$small_bytes" -v 
 measure an_many "$bin" -q analyze -f json "$many"; an_many=$secs; rss_json=$rss
 row "analyze 400,000 flows vs 2,000: wall" "$an_many" "s" "2,000 flows: ${an_small} s" \
   "$(awk -v a="$an_many" -v b="$an_small" 'BEGIN{printf "%.2fx", a/b}')" "<= 1.5x"
+measure an_small_text "$bin" -q analyze "$small"; an_small_text=$secs
+measure an_many_text_top "$bin" -q analyze "$many"; an_many_text_top=$secs
+row "  the same with the text report (50 flows)" "$an_many_text_top" "s" "2,000 flows: ${an_small_text} s" \
+  "$(awk -v a="$an_many_text_top" -v b="$an_small_text" 'BEGIN{printf "%.2fx", a/b}')" "<= 1.5x"
 measure an_many_csv "$bin" -q analyze -f csv "$many"; rss_csv=$rss
 measure an_many_text "$bin" -q analyze --flows all "$many"; rss_text=$rss
 for f in json csv text; do
