@@ -74,7 +74,12 @@ last=$(screen | grep -Eo 'Frames [0-9]+/[0-9]+' | head -1)
 # the pane runs the inspector itself (exec): its high-water mark of resident memory
 pid=$(tmux -L "$sock" list-panes -t b -F '#{pane_pid}')
 hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+# and once the replay behind the PSN chart and the findings is done (the status line then
+# counts flows), up to two minutes
+for _ in $(seq 2400); do screen | grep -q ' flows · ' && break; sleep 0.05; done
+done_hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+screen | grep -q ' flows · ' || echo "(the replay had not finished after two minutes)"
 tmux -L "$sock" send-keys -t b q
 printf 'first screen: %d ms\n' $(((t1 - t0) / 1000000))
 printf 'G (last frame, %s): %d ms\n' "$last" $(((t3 - t2) / 1000000))
-printf 'peak RSS: %d MiB\n' $((hwm / 1024))
+printf 'peak RSS: %d MiB at G, %d MiB once the replay is done\n' $((hwm / 1024)) $((done_hwm / 1024))

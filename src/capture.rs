@@ -16,6 +16,7 @@
 //! error (the frame carries its [`LinkType`] and the dissector reports it).
 
 mod error;
+pub mod frame_index;
 pub mod index;
 mod input;
 pub mod merge;

@@ -3,8 +3,9 @@
 //! [`Indexer`] walks the file once with the streaming [`CaptureReader`] and records, for every
 //! frame, where its bytes are ([`IndexEntry`]: file offset, stored length, lengths, time, link
 //! type). [`FrameFile`] then reads any one frame with a seek and one `read_exact`, so memory
-//! grows with the index (32 bytes a frame), never with the file. Building the index in chunks
-//! lets a caller show the first frames before the whole file has been read.
+//! grows with the index, never with the file: the inspector keeps the entries in a
+//! [`super::frame_index::FrameIndex`] (12 bytes a frame). Building the index in chunks lets a
+//! caller show the first frames before the whole file has been read.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};

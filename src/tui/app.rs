@@ -21,7 +21,8 @@ use super::InspectConfig;
 use super::layout::{self, Areas, Hit};
 pub use super::tree::{FrameDetail, TreeNode};
 use super::worker::{self, ReplayData, Update, WorkerCfg, Workers};
-use crate::capture::index::{FrameFile, IndexEntry};
+use crate::capture::frame_index::FrameIndex;
+use crate::capture::index::FrameFile;
 use crate::filter::{Filter, FilterError, FrameMarks};
 use crate::frame::FrameView;
 use crate::frame::summary::{Summarizer, SummaryLine};
@@ -196,7 +197,7 @@ pub struct App {
     /// `--tap A --tap B`: the two taps (`None` for one capture).
     pub taps: Option<Taps>,
     pub file: Option<FrameFile>,
-    pub index: Vec<IndexEntry>,
+    pub index: FrameIndex,
     pub index_done: bool,
     /// Opening or indexing problem, shown in the status line.
     pub error: Option<String>,
@@ -340,7 +341,7 @@ impl App {
             name,
             taps: None,
             file,
-            index: Vec::new(),
+            index: FrameIndex::new(),
             index_done: false,
             error,
             roce_ports: cfg.roce_ports.clone(),
@@ -464,8 +465,8 @@ impl App {
     /// Applies one worker message.
     pub fn update(&mut self, u: Update) {
         match u {
-            Update::Indexed(mut chunk) => {
-                self.index.append(&mut chunk);
+            Update::Indexed(chunk) => {
+                self.index.extend(&chunk);
             }
             Update::IndexDone(err) => {
                 self.index_done = true;
@@ -627,8 +628,8 @@ impl App {
             .index
             .get(usize::try_from(number).ok()?.checked_sub(1)?)?;
         let mut buf = Vec::new();
-        file.read(entry, &mut buf).ok()?;
-        let first = self.index.first().map_or(0, |e| e.time_ns);
+        file.read(&entry, &mut buf).ok()?;
+        let first = self.index.first_time_ns().unwrap_or(0);
         let options = DissectOptions {
             roce_ports: &self.roce_ports,
             rd_as_rd: self.rd_as_rd,
