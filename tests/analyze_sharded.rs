@@ -9,7 +9,6 @@ use std::process::Command;
 
 use rocescope::analyze::{AnalyzeConfig, replay_sharded, replay_with, write_report};
 use rocescope::config::AnalyzeFormat;
-use rocescope::replay::sharded::shard_of;
 use rocescope::source::Threads;
 
 mod common;
@@ -44,7 +43,7 @@ fn check(set: &[PathBuf]) -> usize {
             );
         }
     }
-    let mut used: Vec<usize> = one.flows.iter().map(|f| shard_of(&f.key, 3)).collect();
+    let mut used: Vec<usize> = one.flows.iter().map(|f| f.key.shard(3)).collect();
     used.sort_unstable();
     used.dedup();
     used.len()

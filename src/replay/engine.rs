@@ -426,7 +426,7 @@ impl Engine {
     ) {
         let verdict = self.trust.verdict(ev);
         if let Some(out) = self.outbox.as_mut() {
-            let shard = super::sharded::shard_of(&ev.key, out.len());
+            let shard = ev.key.shard(out.len());
             out[shard].push(Forwarded {
                 seq: self.step_seq,
                 packet: *ev,

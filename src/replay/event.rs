@@ -1,6 +1,7 @@
 //! [`PacketEvent`]: the owned summary of one RoCE frame that the engine steps on, so engine
 //! state never borrows capture buffers (style.md §2.6).
 
+use std::hash::{Hash, Hasher};
 use std::net::{IpAddr, Ipv4Addr};
 
 use rocescope_dissectors::ib::aeth::Syndrome;
@@ -63,6 +64,26 @@ impl std::fmt::Display for FlowKey {
 }
 
 impl FlowKey {
+    /// The shard of this flow's packets among `shards` (the sharded replay,
+    /// [`super::sharded`]): the same for both directions between two hosts, whose flows
+    /// act on each other.
+    #[must_use]
+    pub fn shard(&self, shards: usize) -> usize {
+        if shards <= 1 {
+            return 0;
+        }
+        let pair = if self.src <= self.dst {
+            (self.src, self.dst)
+        } else {
+            (self.dst, self.src)
+        };
+        let mut h = super::hash::FxHasher::default();
+        pair.hash(&mut h);
+        // the high bits mix best
+        let wide = u128::from(h.finish()) * shards as u128;
+        usize::try_from(wide >> 64).unwrap_or(0)
+    }
+
     /// The same address pair the other way round, towards `dest_qp`.
     #[must_use]
     pub fn reverse(&self, dest_qp: u32) -> FlowKey {

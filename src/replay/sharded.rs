@@ -19,16 +19,13 @@
 // positions in their shard's flow list.
 #![allow(clippy::indexing_slicing)]
 
-use std::hash::{Hash, Hasher};
 use std::ops::ControlFlow;
 use std::sync::mpsc;
 
 use rocescope_dissectors::stack::DissectOptions;
 
 use super::engine::Forwarded;
-use super::event::FlowKey;
 use super::flow::Flow;
-use super::hash::FxHasher;
 use super::{Engine, EngineConfig, Observer, PROGRESS_EVERY, Replay, Replayed, summary};
 use crate::capture::CaptureError;
 use crate::frame::{Frame, FrameView};
@@ -38,25 +35,6 @@ use crate::source::{self, FrameSource, Slot, Threads};
 const BATCH: usize = 4096;
 /// Batches waiting for a shard, at most (the front waits beyond).
 const QUEUE: usize = 4;
-
-/// The shard of a flow's packets among `shards`: the same for both directions between two
-/// hosts.
-#[must_use]
-pub fn shard_of(key: &FlowKey, shards: usize) -> usize {
-    if shards <= 1 {
-        return 0;
-    }
-    let (a, b) = if key.src <= key.dst {
-        (key.src, key.dst)
-    } else {
-        (key.dst, key.src)
-    };
-    let mut h = FxHasher::default();
-    (a, b).hash(&mut h);
-    // the high bits mix best
-    let wide = u128::from(h.finish()) * shards as u128;
-    usize::try_from(wide >> 64).unwrap_or(0)
-}
 
 /// Replay every frame of `source` with its flows in `shards` engines on as many threads, the
 /// frames read (and dissected, while the front is busy) as `threads` says. `observer` is told
