@@ -99,7 +99,17 @@ pub fn replay_sharded(
     threads: Threads,
 ) -> anyhow::Result<Replay> {
     let mut source = capture::open_all(&cfg.captures)?;
-    let replayed = replay::run_sharded(&mut source, &cfg.engine(), shards, threads, &mut ());
+    completed(replay::run_sharded(
+        &mut source,
+        &cfg.engine(),
+        shards,
+        threads,
+        &mut (),
+    ))
+}
+
+/// The replay of every frame, or the source's error.
+fn completed(replayed: replay::Replayed) -> anyhow::Result<Replay> {
     match replayed.error {
         Some(e) => Err(e.into()),
         None => Ok(replayed.replay),
@@ -123,20 +133,13 @@ fn replay_threads(cfg: &AnalyzeConfig, threads: Option<Option<Split>>) -> anyhow
     let mut source = capture::open_all(&cfg.captures)?;
     let mut progress = Progress::new(cfg, source.size_hint());
     let engine = cfg.engine();
-    let replayed = match threads {
-        None if shards(cfg) > 1 => replay::run_sharded(
-            &mut source,
-            &engine,
-            shards(cfg),
-            Threads::Auto,
-            &mut progress,
-        ),
+    let shards = shards(cfg);
+    completed(match threads {
+        None if shards > 1 => {
+            replay::run_sharded(&mut source, &engine, shards, Threads::Auto, &mut progress)
+        }
         _ => replay::run_with(&mut source, &engine, threads, &mut progress),
-    };
-    match replayed.error {
-        Some(e) => Err(e.into()),
-        None => Ok(replayed.replay),
-    }
+    })
 }
 
 /// `analyze -i`: the replay on a live interface until `--duration` or a stop signal, a line per

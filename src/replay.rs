@@ -50,7 +50,7 @@ pub use sharded::run_sharded;
 pub use trust::IcrcMode;
 
 use crate::capture::CaptureError;
-use crate::frame::{Frame, FrameView};
+use crate::frame::{Frame, FrameView, Problem};
 use crate::source::{self, FrameSource, Slot, Threads};
 
 /// Frames between two calls of [`Observer::progress`].
@@ -124,11 +124,7 @@ pub fn run_with<S: FrameSource + ?Sized>(
         Some(None) => (Threads::One, Split::Balanced),
         Some(Some(split)) => (Threads::Two, split),
     };
-    let options = DissectOptions {
-        roce_ports: &cfg.roce_ports,
-        rd_as_rd: cfg.rd_as_rd,
-        ..DissectOptions::default()
-    };
+    let options = dissect_options(cfg);
     let mut engine = Engine::new(cfg.clone());
     let mut frames = 0u64;
     let mut stopped = false;
@@ -143,28 +139,17 @@ pub fn run_with<S: FrameSource + ?Sized>(
         if !dissect {
             return None;
         }
-        let view = FrameView::new(*frame, &options, 0);
-        summary(&view).map(|ev| (ev, view.problem))
+        prepared(frame, &options)
     };
     let result = source::drive(
         source,
         threads,
         prepare,
         |slot, at| -> Result<ControlFlow<()>, CaptureError> {
-            match slot {
-                Slot::Frame(frame) => {
-                    let view = FrameView::new(frame, &options, 0);
-                    engine.frame_observed(&view, observer);
-                }
-                Slot::Prepared((ev, problem), _) => {
-                    engine.roce_frame_observed(ev, *problem, observer);
-                }
-            }
+            step_slot(&mut engine, slot, &options, observer);
             frames += 1;
             observer.frame_done(&engine, at.idle);
-            if frames.is_multiple_of(PROGRESS_EVERY)
-                && observer.progress(frames, at.bytes).is_break()
-            {
+            if stops(observer, frames, at.bytes) {
                 stopped = true;
                 return Ok(ControlFlow::Break(()));
             }
@@ -177,6 +162,43 @@ pub fn run_with<S: FrameSource + ?Sized>(
         error: result.err(),
         stopped,
     }
+}
+
+/// How the replay dissects frames.
+fn dissect_options(cfg: &EngineConfig) -> DissectOptions<'_> {
+    DissectOptions {
+        roce_ports: &cfg.roce_ports,
+        rd_as_rd: cfg.rd_as_rd,
+        ..DissectOptions::default()
+    }
+}
+
+/// What the reading thread makes of a frame for the engine: its [`summary`] and the
+/// problem its view found.
+type Prepared = (PacketEvent, Option<Problem>);
+
+/// A frame dissected on the reading thread, when its [`summary`] is all the engine needs.
+fn prepared(frame: &Frame<'_>, options: &DissectOptions<'_>) -> Option<Prepared> {
+    let view = FrameView::new(*frame, options, 0);
+    summary(&view).map(|ev| (ev, view.problem))
+}
+
+/// One frame as the frame driver hands it over, into `engine`.
+fn step_slot(
+    engine: &mut Engine,
+    slot: Slot<'_, Prepared>,
+    options: &DissectOptions<'_>,
+    observer: &mut impl Observer,
+) {
+    match slot {
+        Slot::Frame(frame) => engine.frame_observed(&FrameView::new(frame, options, 0), observer),
+        Slot::Prepared((ev, problem), _) => engine.roce_frame_observed(ev, *problem, observer),
+    }
+}
+
+/// Every [`PROGRESS_EVERY`] frames, whether `observer` stops the replay.
+fn stops(observer: &mut impl Observer, frames: u64, bytes: u64) -> bool {
+    frames.is_multiple_of(PROGRESS_EVERY) && observer.progress(frames, bytes).is_break()
 }
 
 /// The frame as a [`PacketEvent`] when that is all [`Engine::frame`] needs of it (not a CM

@@ -22,14 +22,14 @@
 use std::ops::ControlFlow;
 use std::sync::mpsc;
 
-use rocescope_dissectors::stack::DissectOptions;
-
 use super::engine::Forwarded;
 use super::flow::Flow;
-use super::{Engine, EngineConfig, Observer, PROGRESS_EVERY, Replay, Replayed, summary};
+use super::{
+    Engine, EngineConfig, Observer, Replay, Replayed, dissect_options, prepared, step_slot, stops,
+};
 use crate::capture::CaptureError;
-use crate::frame::{Frame, FrameView};
-use crate::source::{self, FrameSource, Slot, Threads};
+use crate::frame::Frame;
+use crate::source::{self, FrameSource, Threads};
 
 /// Packets sent to a shard at once.
 const BATCH: usize = 4096;
@@ -47,17 +47,9 @@ pub fn run_sharded<S: FrameSource + ?Sized>(
     observer: &mut impl Observer,
 ) -> Replayed {
     let shards = shards.max(1);
-    let options = DissectOptions {
-        roce_ports: &cfg.roce_ports,
-        rd_as_rd: cfg.rd_as_rd,
-        ..DissectOptions::default()
-    };
+    let options = dissect_options(cfg);
     let prepare = move |frame: &Frame<'_>, told: source::Prepare<'_>| {
-        if !told.busy {
-            return None;
-        }
-        let view = FrameView::new(*frame, &options, 0);
-        summary(&view).map(|ev| (ev, view.problem))
+        told.busy.then(|| prepared(frame, &options)).flatten()
     };
     let mut front = Engine::front(cfg.clone(), shards);
     let mut frames = 0u64;
@@ -102,18 +94,10 @@ pub fn run_sharded<S: FrameSource + ?Sized>(
             threads,
             prepare,
             |slot, at| -> Result<ControlFlow<()>, CaptureError> {
-                match slot {
-                    Slot::Frame(frame) => {
-                        let view = FrameView::new(frame, &options, 0);
-                        front.frame(&view);
-                    }
-                    Slot::Prepared((ev, problem), _) => front.roce_frame(ev, *problem),
-                }
+                step_slot(&mut front, slot, &options, &mut ());
                 send(&mut front, false);
                 frames += 1;
-                if frames.is_multiple_of(PROGRESS_EVERY)
-                    && observer.progress(frames, at.bytes).is_break()
-                {
+                if stops(observer, frames, at.bytes) {
                     stopped = true;
                     return Ok(ControlFlow::Break(()));
                 }
