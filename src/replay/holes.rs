@@ -23,25 +23,10 @@ pub struct Hole {
 }
 
 /// Sorted, disjoint half-open ranges.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Holes {
-    /// Boxed: most flows never open a hole, and hundreds of thousands of them should not
-    /// each carry an empty deque's 32 bytes.
-    #[allow(clippy::box_collection)]
-    ranges: Option<Box<VecDeque<Hole>>>,
+    ranges: VecDeque<Hole>,
 }
-
-/// The same ranges (allocated or not).
-impl PartialEq for Holes {
-    fn eq(&self, other: &Self) -> bool {
-        self.list() == other.list()
-    }
-}
-
-impl Eq for Holes {}
-
-/// What [`Holes::list`] reads before the first hole.
-static NO_HOLES: VecDeque<Hole> = VecDeque::new();
 
 impl Holes {
     #[must_use]
@@ -49,30 +34,21 @@ impl Holes {
         Holes::default()
     }
 
-    fn list(&self) -> &VecDeque<Hole> {
-        self.ranges.as_deref().unwrap_or(&NO_HOLES)
-    }
-
-    /// The ranges, allocated by the first hole (and kept).
-    fn list_mut(&mut self) -> &mut VecDeque<Hole> {
-        self.ranges.get_or_insert_with(Box::default)
-    }
-
     /// Number of open ranges.
     #[must_use]
     pub fn ranges(&self) -> usize {
-        self.list().len()
+        self.ranges.len()
     }
 
     /// Total number of missing PSNs.
     #[must_use]
     pub fn total(&self) -> u64 {
-        self.list().iter().map(|h| h.end - h.start).sum()
+        self.ranges.iter().map(|h| h.end - h.start).sum()
     }
 
     /// Iterate over the ranges, oldest first.
     pub fn iter(&self) -> impl Iterator<Item = Hole> + '_ {
-        self.list().iter().copied()
+        self.ranges.iter().copied()
     }
 
     /// Add `[start, end)`, revealed at `time_ns`, after every range already held.
@@ -80,12 +56,12 @@ impl Holes {
         if start >= end {
             return;
         }
-        match self.list_mut().back_mut() {
+        match self.ranges.back_mut() {
             // a range that touches the last one and was revealed together extends it
             Some(last) if last.end >= start && last.time_ns == time_ns => {
                 last.end = last.end.max(end);
             }
-            _ => self.list_mut().push_back(Hole {
+            _ => self.ranges.push_back(Hole {
                 start,
                 end,
                 time_ns,
@@ -95,8 +71,8 @@ impl Holes {
 
     #[must_use]
     pub fn contains(&self, p: u64) -> bool {
-        let i = self.list().partition_point(|h| h.end <= p);
-        self.list().get(i).is_some_and(|h| h.start <= p)
+        let i = self.ranges.partition_point(|h| h.end <= p);
+        self.ranges.get(i).is_some_and(|h| h.start <= p)
     }
 
     /// Remove `[start, end)`; `removed` is told every removed piece (its range and reveal
@@ -106,8 +82,8 @@ impl Holes {
             return 0;
         }
         let mut total = 0;
-        let mut i = self.list().partition_point(|h| h.end <= start);
-        while let Some(&h) = self.list().get(i) {
+        let mut i = self.ranges.partition_point(|h| h.end <= start);
+        while let Some(&h) = self.ranges.get(i) {
             if h.start >= end {
                 break;
             }
@@ -121,14 +97,14 @@ impl Holes {
             });
             match (h.start < lo, hi < h.end) {
                 (false, false) => {
-                    self.list_mut().remove(i);
+                    self.ranges.remove(i);
                     continue;
                 }
-                (true, false) => self.list_mut()[i].end = lo,
-                (false, true) => self.list_mut()[i].start = hi,
+                (true, false) => self.ranges[i].end = lo,
+                (false, true) => self.ranges[i].start = hi,
                 (true, true) => {
-                    self.list_mut()[i].end = lo;
-                    self.list_mut().insert(
+                    self.ranges[i].end = lo;
+                    self.ranges.insert(
                         i + 1,
                         Hole {
                             start: hi,
@@ -158,12 +134,12 @@ impl Holes {
     /// (holes so old that serial arithmetic can no longer reach them).
     pub fn drop_before(&mut self, limit: u64) -> u64 {
         let mut dropped = 0;
-        while let Some(&h) = self.list().front() {
+        while let Some(&h) = self.ranges.front() {
             if h.end > limit {
                 break;
             }
             dropped += h.end - h.start;
-            self.list_mut().pop_front();
+            self.ranges.pop_front();
         }
         dropped
     }

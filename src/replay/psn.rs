@@ -304,7 +304,7 @@ struct Cold {
     timings: Option<Box<Timings>>,
     held: Slot<Held>,
     /// Unanswered NAKs (PSN sequence error or RNR): the lowest position, and their times.
-    nak_min: OptPos,
+    nak_min: Option<u64>,
     nak_times: ThinVec<u64>,
     /// Missing positions a NAK named while they were missing.
     named: ThinVec<u64>,
@@ -316,11 +316,11 @@ struct Cold {
     gaps: ThinVec<OpenGap>,
     // conformance
     /// The lowest NAK position since the last go-back.
-    nak_since_go_back: OptPos,
+    nak_since_go_back: Option<u64>,
     wrong_start: Slot<WrongStart>,
     /// The last PSN-sequence-error NAK's position, and whether a request packet at it came
     /// after it (`repeated_nak`).
-    last_seq_nak: OptPos,
+    last_seq_nak: Option<u64>,
     resent_since_nak: bool,
     /// The duplicate or retransmitted positions since the last ACK (`ack_regression`).
     repeats: ThinVec<u64>,
@@ -516,8 +516,7 @@ impl PsnStream {
             self.cold_mut().named.push(q);
         }
         let cold = self.cold_mut();
-        cold.nak_min
-            .set(Some(cold.nak_min.get().map_or(q, |n| n.min(q))));
+        cold.nak_min = Some(cold.nak_min.map_or(q, |n| n.min(q)));
         if self.cold().nak_times.len() < NAKS_MAX {
             self.cold_mut().nak_times.push(a.time_ns);
         }
@@ -537,10 +536,9 @@ impl PsnStream {
             ));
         }
         let cold = self.cold_mut();
-        cold.nak_since_go_back
-            .set(Some(cold.nak_since_go_back.get().map_or(q, |n| n.min(q))));
+        cold.nak_since_go_back = Some(cold.nak_since_go_back.map_or(q, |n| n.min(q)));
         if a.kind == AckKind::SeqNak {
-            if self.cold().last_seq_nak.get() == Some(q) && !self.cold().resent_since_nak {
+            if self.cold().last_seq_nak == Some(q) && !self.cold().resent_since_nak {
                 out.peer_findings.push(finding(
                     Kind::RepeatedNak,
                     a.frame,
@@ -552,7 +550,7 @@ impl PsnStream {
                     )),
                 ));
             }
-            self.cold_mut().last_seq_nak.set(Some(q));
+            self.cold_mut().last_seq_nak = Some(q);
             self.cold_mut().resent_since_nak = false;
             let open = self
                 .cold()
@@ -850,7 +848,7 @@ impl PsnStream {
 
     /// The go-back checks of §6.7 on a request packet at position `p`.
     fn conformance_on_request(&mut self, p: u64, pkt: &ReqPacket) {
-        if self.cold().last_seq_nak.get() == Some(p) {
+        if self.cold().last_seq_nak == Some(p) {
             self.cold_mut().resent_since_nak = true;
         }
         if self.cold().wrong_start.get().is_some_and(|w| w.nak == p) {
@@ -951,14 +949,14 @@ impl PsnStream {
                 self.count_new(pkt, n_now, out);
             }
             let at_or_below_prev = p <= self.prev;
-            let nak_run = at_or_below_prev && self.cold().nak_min.get().is_some_and(|n| p >= n);
+            let nak_run = at_or_below_prev && self.cold().nak_min.is_some_and(|n| p >= n);
             let silence = at_or_below_prev
                 && pkt
                     .rto_min_ns
                     .is_some_and(|rto| pkt.time_ns.saturating_sub(self.prev_time_ns) >= rto);
             let (kind, fill) = if nak_run {
                 // (a): answers every unanswered NAK
-                self.cold_mut().nak_min.set(None);
+                self.cold_mut().nak_min = None;
                 let times = std::mem::take(&mut self.cold_mut().nak_times);
                 for t in times.iter() {
                     let wait = pkt.time_ns.saturating_sub(*t);
