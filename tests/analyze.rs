@@ -111,7 +111,7 @@ fn flow(r: &Replay, key: FlowKey) -> &Flow {
 
 /// (psn_gaps, lost, unrecovered, out_of_order, duplicates, retransmissions, implied_timeouts)
 fn seq_counts(f: &Flow) -> [u64; 7] {
-    let c = &f.psn().counters();
+    let c = f.psn().counters();
     [
         c.psn_gaps,
         c.lost,
@@ -1164,7 +1164,7 @@ mod props {
             }
             let r = e.finish();
             for f in &r.flows {
-                let c = &f.psn().counters();
+                let c = f.psn().counters();
                 prop_assert!(c.lost >= c.unrecovered);
                 prop_assert!(c.retransmissions >= c.implied_timeouts);
                 prop_assert!(f.frames >= c.messages);

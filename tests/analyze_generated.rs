@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rocescope::analyze::{AnalyzeConfig, json};
+use rocescope::analyze::AnalyzeConfig;
 use rocescope::capture::Frame;
 use rocescope::config::AnalyzeFormat;
 use rocescope::frame::FrameView;
@@ -54,16 +54,7 @@ fn run_text(text: &str, path: &Path, seed: u64) -> (Value, Value) {
     let mut cfg = AnalyzeConfig::new(vec![path.to_path_buf()]);
     cfg.format = AnalyzeFormat::Json;
     cfg.link_bps = scenario.link_bps;
-    let mut out = Vec::new();
-    json::write(&cfg, &replay, &mut out).unwrap();
-    // the report's own writer against serde_json's pretty printer, byte for byte
-    let mut oracle = serde_json::to_vec_pretty(&json::report(&cfg, &replay)).unwrap();
-    oracle.push(b'\n');
-    assert!(
-        out == oracle,
-        "{}: json::write differs from serde_json's layout",
-        path.display()
-    );
+    let out = common::json_report(&cfg, &replay, &path.display().to_string());
     (serde_json::from_slice(&out).unwrap(), truth)
 }
 

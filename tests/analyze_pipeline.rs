@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use rocescope::analyze::{AnalyzeConfig, json, replay_with, write_report};
+use rocescope::analyze::{AnalyzeConfig, replay_with, write_report};
 use rocescope::config::AnalyzeFormat;
 use rocescope::replay::{Engine, EngineConfig, PacketEvent, Split};
 use rocescope_dissectors::Opcode;
@@ -30,12 +30,8 @@ fn every_split_reports_the_same() {
         let want = report(&cfg, None);
         // the JSON writer against serde_json's pretty printer of the same report, byte for byte
         let replay = replay_with(&cfg, None).unwrap();
-        let mut oracle = serde_json::to_string_pretty(&json::report(&cfg, &replay)).unwrap();
-        oracle.push('\n');
-        assert!(
-            want == oracle,
-            "{set:?}: json::write differs from serde_json's layout"
-        );
+        let checked = common::json_report(&cfg, &replay, &format!("{set:?}"));
+        assert_eq!(want.as_bytes(), checked, "{set:?}: the command's report");
         for split in [Split::Reader, Split::Engine, Split::Balanced] {
             assert_eq!(report(&cfg, Some(split)), want, "{set:?} split {split:?}");
         }
@@ -71,12 +67,5 @@ fn thousands_of_flows_written_as_serde_writes_them() {
     assert_eq!(replay.flows.len(), 3000);
     let mut cfg = AnalyzeConfig::new(vec![PathBuf::from("many.pcap")]);
     cfg.format = AnalyzeFormat::Json;
-    let mut out = Vec::new();
-    json::write(&cfg, &replay, &mut out).unwrap();
-    let mut oracle = serde_json::to_vec_pretty(&json::report(&cfg, &replay)).unwrap();
-    oracle.push(b'\n');
-    assert!(
-        out == oracle,
-        "json::write differs from serde_json's layout"
-    );
+    common::json_report(&cfg, &replay, "3,000 flows");
 }

@@ -67,12 +67,7 @@ fn generate(scenario: &Path, text: Option<&str>, seed: u64, dir: &Path) -> Vec<P
         .status()
         .unwrap();
     assert!(status.success(), "generate {}", scenario.display());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pcap"))
-        .collect();
-    files.sort();
+    let files = common::pcaps(dir);
     assert!(
         !files.is_empty(),
         "{}: nothing generated",

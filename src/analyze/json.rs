@@ -130,7 +130,7 @@ pub struct FlowJson {
 impl FlowJson {
     #[must_use]
     pub fn new(f: &Flow) -> Self {
-        let c = &f.psn().counters();
+        let c = f.psn().counters();
         let t = f.timings();
         let timing =
             |get: fn(&Timings) -> Summary| LatencyJson::new(t.map(get).unwrap_or_default());

@@ -148,7 +148,7 @@ fn table<T>(
 }
 
 fn flow_row(f: &Flow, row: &mut Row) {
-    let c = &f.psn().counters();
+    let c = f.psn().counters();
     let lat = f.latency().summary();
     row.num(u64::from(f.id));
     row.fmt(false, format_args!("{}", f.key.src));
@@ -173,17 +173,18 @@ fn flow_row(f: &Flow, row: &mut Row) {
     ] {
         row.bad(v);
     }
+    let rare = f.rare();
     row.num(f.acks);
-    row.bad(f.rare().naks.total());
+    row.bad(rare.naks.total());
     row.num(c.read_requests);
     for v in [
-        f.rare().read_response_gaps,
-        f.rare().unanswered_reads,
-        f.rare().ecn_ce,
-        f.rare().cnps,
-        f.rare().icrc_errors,
+        rare.read_response_gaps,
+        rare.unanswered_reads,
+        rare.ecn_ce,
+        rare.cnps,
+        rare.icrc_errors,
         c.not_captured,
-        f.rare().conformance.total(),
+        rare.conformance.total(),
     ] {
         row.bad(v);
     }
@@ -201,7 +202,7 @@ fn flow_row(f: &Flow, row: &mut Row) {
 fn loss_words(replay: &Replay) -> String {
     let (mut lost, mut unrecovered, mut missed) = (0u64, 0u64, 0u64);
     for f in &replay.flows {
-        let c = &f.psn().counters();
+        let c = f.psn().counters();
         lost += c.lost;
         unrecovered += c.unrecovered;
         missed += c.not_captured;

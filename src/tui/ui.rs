@@ -320,7 +320,7 @@ fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
         .map(|b| b.flows.iter().map(|f| (f.key, f)).collect())
         .unwrap_or_default();
     let rows = d.replay.flows.iter().map(|f| {
-        let c = &f.psn().counters();
+        let c = f.psn().counters();
         let bad = c.psn_gaps + c.out_of_order + c.retransmissions + f.rare().naks.total() > 0;
         let style = if bad {
             Style::new().fg(Color::Red)

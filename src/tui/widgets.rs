@@ -109,7 +109,7 @@ pub fn render_psn(app: &App, frame: &mut Frame<'_>, area: Rect) {
         return;
     };
     let points: &[PsnPoint] = d.psn.get(app.flow_sel).map_or(&[], Vec::as_slice);
-    let c = &flow.psn().counters();
+    let c = flow.psn().counters();
     let [head, chart_area] =
         Layout::vertical([Constraint::Length(2), Constraint::Min(3)]).areas(area);
     let head_text = vec![

@@ -379,3 +379,24 @@ pub fn demo_and_real_captures() -> Vec<std::path::PathBuf> {
     files.extend(pcaps(&root.join("../shared/captures/real")));
     files
 }
+
+/// The JSON report of `replay` as `json::write` writes it, held byte for byte to serde_json's
+/// pretty layout of the same report (the oracle of the directly written report); `name` says
+/// which report in the message.
+#[allow(dead_code)]
+pub fn json_report(
+    cfg: &rocescope::analyze::AnalyzeConfig,
+    replay: &rocescope::replay::Replay,
+    name: &str,
+) -> Vec<u8> {
+    use rocescope::analyze::json;
+    let mut out = Vec::new();
+    json::write(cfg, replay, &mut out).unwrap();
+    let mut oracle = serde_json::to_vec_pretty(&json::report(cfg, replay)).unwrap();
+    oracle.push(b'\n');
+    assert!(
+        out == oracle,
+        "{name}: json::write differs from serde_json's layout"
+    );
+    out
+}
