@@ -224,8 +224,13 @@ impl Engine {
     /// The front at the end of its source: every file judged, the packets still held
     /// forwarded ([`Engine::finish`] would step them, on a front there is nowhere to).
     pub fn settle_held(&mut self) {
+        self.settle(&mut ());
+    }
+
+    /// Every file judged, the packets still held stepped (or forwarded, on a front).
+    fn settle(&mut self, observer: &mut impl Observer) {
         self.trust.judge_all();
-        self.release(&mut ());
+        self.release(observer);
     }
 
     /// A shard's report, and the step that created each of its flows (index = id).
@@ -1012,8 +1017,7 @@ impl Engine {
     pub fn finish_observed(mut self, observer: &mut impl Observer) -> Replay {
         if !self.finished {
             self.finished = true;
-            self.trust.judge_all();
-            self.release(observer);
+            self.settle(observer);
             self.capture.icrc_unreliable = !self.trust.unreliable().is_empty();
             for id in 0..self.flows.len() {
                 let id32 = u32::try_from(id).unwrap_or(u32::MAX);
