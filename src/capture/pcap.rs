@@ -1,6 +1,6 @@
 //! Classic pcap: the global header and the records (microsecond and nanosecond, both byte
-//! orders). The framing is parsed by the `pcap-file` crate; the record is read here into the
-//! reader's buffer, so nothing is allocated per frame.
+//! orders). The global header is parsed by the `pcap-file` crate; each record is read here, in
+//! place in the reader's buffer, so nothing is allocated per frame.
 
 use std::path::Path;
 
@@ -19,7 +19,6 @@ pub(super) const MAGICS: [u32; 4] = [0xA1B2_C3D4, 0xD4C3_B2A1, 0xA1B2_3C4D, 0x4D
 
 /// A pcap file being read: its global header's settings.
 pub(super) struct Pcap {
-    parser: PcapParser,
     pub(super) big: bool,
     pub(super) nanos: bool,
     pub(super) link: LinkType,
@@ -54,20 +53,18 @@ pub(super) fn open(path: &Path, input: &mut Input) -> Result<Pcap, CaptureError>
         nanos: header.ts_resolution == TsResolution::NanoSecond,
         // The upper bits may carry FCS information (LT_LINKTYPE in libpcap).
         link: LinkType(u32::from(header.datalink) & 0x03FF_FFFF),
-        parser,
     })
 }
 
 impl Pcap {
     /// The next record's frame, `None` at the end of the input.
     pub(super) fn next(&self, input: &mut Input) -> Result<Option<Current>, StepError> {
-        next(input, &self.parser, self.big, self.nanos, self.link)
+        next(input, self.big, self.nanos, self.link)
     }
 }
 
 fn next(
     input: &mut Input,
-    parser: &PcapParser,
     big: bool,
     nanos: bool,
     link: LinkType,
@@ -85,7 +82,8 @@ fn next(
             left: have,
         });
     }
-    let incl_len = read_u32(input.avail(), 8, big).unwrap_or(0) as usize;
+    let incl = read_u32(input.avail(), 8, big).unwrap_or(0);
+    let incl_len = incl as usize;
     if incl_len > MAX_RECORD_LEN - PCAP_RECORD_HEADER_LEN {
         return Err(StepError::Malformed {
             what: "record",
@@ -107,27 +105,24 @@ fn next(
             left: (have - PCAP_RECORD_HEADER_LEN) as u64,
         });
     }
-    let cur = match parser.next_raw_packet(input.avail()) {
-        Ok((_, raw)) => {
-            let frac = u64::from(raw.ts_frac);
-            let frac_ns = if nanos { frac } else { frac * 1000 };
-            Current {
-                number: 0,
-                time_ns: u64::from(raw.ts_sec) * 1_000_000_000 + frac_ns,
-                caplen: raw.incl_len,
-                orig_len: raw.orig_len,
-                link: link.0,
-                start: input.pos + PCAP_RECORD_HEADER_LEN,
-                len: incl_len,
-            }
-        }
-        Err(e) => {
-            return Err(StepError::Malformed {
-                what: "record",
-                offset,
-                reason: pcap_error_reason(e),
-            });
-        }
+    // The record header was checked whole above (`ensure(need)`): its fields are read in place
+    // rather than through pcap-file's parser, which would check the lengths again.
+    let header = input.avail();
+    let field = |at| read_u32(header, at, big).unwrap_or(0);
+    let (ts_sec, ts_frac, orig_len) = (field(0), field(4), field(12));
+    let frac_ns = if nanos {
+        u64::from(ts_frac)
+    } else {
+        u64::from(ts_frac) * 1000
+    };
+    let cur = Current {
+        number: 0,
+        time_ns: u64::from(ts_sec) * 1_000_000_000 + frac_ns,
+        caplen: incl,
+        orig_len,
+        link: link.0,
+        start: input.pos + PCAP_RECORD_HEADER_LEN,
+        len: incl_len,
     };
     input.consume(need);
     Ok(Some(cur))
