@@ -26,9 +26,103 @@ struct Block {
     link: LinkType,
 }
 
-/// The index of a capture's frames, in file order.
+/// The index of a capture's frames, in file order: pieces, each on its own block grid, so that
+/// an index built on another thread (a chunk of the indexer's, the second indexer's half of the
+/// file) is appended by moving it, not by copying it frame by frame.
 #[derive(Debug, Default)]
 pub struct FrameIndex {
+    pieces: Vec<Piece>,
+    /// The first frame of each piece.
+    starts: Vec<usize>,
+    frames: usize,
+}
+
+impl FrameIndex {
+    #[must_use]
+    pub fn new() -> Self {
+        FrameIndex::default()
+    }
+
+    /// An empty index with room for `frames` frames in its first piece.
+    #[must_use]
+    pub fn with_capacity(frames: usize) -> Self {
+        FrameIndex {
+            pieces: vec![Piece::with_capacity(frames)],
+            starts: vec![0],
+            frames: 0,
+        }
+    }
+
+    /// Frames indexed.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.frames
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.frames == 0
+    }
+
+    /// Appends the next frame's entry.
+    pub fn push(&mut self, e: &IndexEntry) {
+        if self.pieces.is_empty() {
+            self.pieces.push(Piece::default());
+            self.starts.push(0);
+        }
+        if let Some(last) = self.pieces.last_mut() {
+            last.push(e);
+            self.frames += 1;
+        }
+    }
+
+    /// Appends entries, in order.
+    pub fn extend(&mut self, entries: &[IndexEntry]) {
+        for e in entries {
+            self.push(e);
+        }
+    }
+
+    /// Appends every entry of `other`, in order, by moving its pieces.
+    pub fn append(&mut self, other: FrameIndex) {
+        for piece in other.pieces {
+            if piece.len() == 0 {
+                continue;
+            }
+            // an empty last piece (`with_capacity`) would no longer be the last
+            if self.pieces.last().is_some_and(|p| p.len() == 0) {
+                self.pieces.pop();
+                self.starts.pop();
+            }
+            self.starts.push(self.frames);
+            self.frames += piece.len();
+            self.pieces.push(piece);
+        }
+    }
+
+    /// The entry of the frame at `i` (0-based).
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<IndexEntry> {
+        if i >= self.frames {
+            return None;
+        }
+        let p = self
+            .starts
+            .partition_point(|&start| start <= i)
+            .checked_sub(1)?;
+        self.pieces.get(p)?.get(i - self.starts.get(p)?)
+    }
+
+    /// The first frame's time.
+    #[must_use]
+    pub fn first_time_ns(&self) -> Option<u64> {
+        self.get(0).map(|e| e.time_ns)
+    }
+}
+
+/// Frames indexed on one block grid.
+#[derive(Debug, Default)]
+struct Piece {
     blocks: Vec<Block>,
     /// Offset from the block's first frame.
     offset: Vec<u32>,
@@ -45,25 +139,22 @@ pub struct FrameIndex {
     long: Vec<(usize, u32)>,
 }
 
-impl FrameIndex {
-    #[must_use]
-    pub fn new() -> Self {
-        FrameIndex::default()
+impl Piece {
+    fn with_capacity(frames: usize) -> Self {
+        Piece {
+            blocks: Vec::with_capacity(frames.div_ceil(BLOCK)),
+            offset: Vec::with_capacity(frames),
+            time: Vec::with_capacity(frames),
+            len: Vec::with_capacity(frames),
+            ..Piece::default()
+        }
     }
 
-    /// Frames indexed.
-    #[must_use]
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.len.len()
     }
 
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len.is_empty()
-    }
-
-    /// Appends the next frame's entry.
-    pub fn push(&mut self, e: &IndexEntry) {
+    fn push(&mut self, e: &IndexEntry) {
         let i = self.len.len();
         if i.is_multiple_of(BLOCK) {
             self.blocks.push(Block {
@@ -90,10 +181,9 @@ impl FrameIndex {
         }
         self.len.push(e.len);
         let extra = e.orig_len.saturating_sub(e.len);
-        if extra > 0 && self.extra.is_empty() {
+        // from the first frame cut short on (it may be the first), every frame has its slot
+        if extra > 0 || !self.extra.is_empty() {
             self.extra.resize(i, 0);
-        }
-        if !self.extra.is_empty() {
             match u16::try_from(extra) {
                 Ok(x) if x != LONG => self.extra.push(x),
                 _ => {
@@ -104,16 +194,7 @@ impl FrameIndex {
         }
     }
 
-    /// Appends entries, in order.
-    pub fn extend(&mut self, entries: &[IndexEntry]) {
-        for e in entries {
-            self.push(e);
-        }
-    }
-
-    /// The entry of the frame at `i` (0-based).
-    #[must_use]
-    pub fn get(&self, i: usize) -> Option<IndexEntry> {
+    fn get(&self, i: usize) -> Option<IndexEntry> {
         let len = *self.len.get(i)?;
         let time = *self.time.get(i)?;
         if time == ASIDE {
@@ -138,12 +219,6 @@ impl FrameIndex {
             link: b.link,
         })
     }
-
-    /// The first frame's time.
-    #[must_use]
-    pub fn first_time_ns(&self) -> Option<u64> {
-        self.get(0).map(|e| e.time_ns)
-    }
 }
 
 #[cfg(test)]
@@ -161,8 +236,8 @@ mod test {
         }
     }
 
-    #[test]
-    fn gives_back_every_entry() {
+    /// 2,000 entries with every odd case.
+    fn odd_entries() -> Vec<IndexEntry> {
         let mut all: Vec<IndexEntry> = (0..2000).map(entry).collect();
         // the odd ones: time backwards, a long pause, another link type, a 5 GiB jump, a
         // captured length other than the stored one, cut frames (a little, a lot)
@@ -177,9 +252,23 @@ mod test {
         all[900].caplen += 1;
         all[1000].orig_len += 40;
         all[1001].orig_len += 70_000;
+        all
+    }
+
+    fn assert_gives_back(index: &FrameIndex, all: &[IndexEntry], what: &str) {
+        assert_eq!(index.len(), all.len(), "{what}");
+        for (i, e) in all.iter().enumerate() {
+            assert_eq!(index.get(i), Some(*e), "{what}: frame {i}");
+        }
+        assert_eq!(index.get(all.len()), None, "{what}");
+    }
+
+    #[test]
+    fn gives_back_every_entry() {
+        let all = odd_entries();
         let mut index = FrameIndex::new();
         index.extend(&all[..999]);
-        assert!(index.extra.is_empty(), "no frame was cut yet");
+        assert!(index.pieces[0].extra.is_empty(), "no frame was cut yet");
         index.extend(&all[999..]);
         assert_eq!(index.len(), all.len());
         for (i, e) in all.iter().enumerate() {
@@ -188,7 +277,50 @@ mod test {
         assert_eq!(index.get(all.len()), None);
         assert_eq!(index.first_time_ns(), Some(all[0].time_ns));
         // 7, 300, 600, 900, and 700 to the end of its block
-        assert_eq!(index.aside.len(), 4 + 68);
+        assert_eq!(index.pieces[0].aside.len(), 4 + 68);
+    }
+
+    /// An index built in pieces, on and off the block grid, and appended gives back what one
+    /// built in one go does, and grows on by `push` after it.
+    #[test]
+    fn appended_pieces_give_back_every_entry() {
+        let all = odd_entries();
+        let cuts: [&[usize]; 6] = [
+            &[0],
+            &[1000],
+            &[512],
+            &[1, 255, 257],
+            &[300, 999, 1001, 1700],
+            &[2000],
+        ];
+        for cut in cuts {
+            let mut index = FrameIndex::new();
+            let mut from = 0;
+            for &to in cut.iter().chain([&1990]) {
+                let mut piece = FrameIndex::new();
+                piece.extend(&all[from..to.max(from)]);
+                index.append(piece);
+                from = to.max(from);
+            }
+            index.extend(&all[from..]);
+            assert_gives_back(&index, &all, &format!("cut at {cut:?}"));
+        }
+        // a piece that was itself made of pieces
+        let (mut inner, mut tail) = (FrameIndex::new(), FrameIndex::new());
+        inner.extend(&all[..100]);
+        tail.extend(&all[100..300]);
+        inner.append(tail);
+        let mut index = FrameIndex::new();
+        index.extend(&all[..0]);
+        let mut head = FrameIndex::new();
+        head.extend(&all[..0]);
+        index.append(head);
+        let mut rest = FrameIndex::new();
+        rest.extend(&all[300..]);
+        index.append(inner);
+        index.append(rest);
+        assert_gives_back(&index, &all, "nested");
+        assert_eq!(index.starts, [0, 100, 300], "the empty ones left out");
     }
 
     /// The demo captures' indexes (pcap and pcapng, several link types), stored compactly,
