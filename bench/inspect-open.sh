@@ -63,12 +63,20 @@ now() { date +%s%N; }
 screen() { tmux -L "$sock" capture-pane -p -t b; }
 t0=$(now)
 tmux -L "$sock" new-session -d -s b -x 120 -y 40 "exec $bin inspect $cap"
-until screen | grep -q 'Frames 1/'; do sleep 0.005; done
+# One tmux client per look and no grep: on two cores, the polling itself takes CPU from the
+# inspector it times.
+until [[ $(screen) == *'Frames 1/'* ]]; do sleep 0.005; done
 t1=$(now)
 tmux -L "$sock" send-keys -t b G
 t2=$(now)
 # Done when the title shows the last row selected (N/N) and indexing has finished.
-until screen | grep -Eq 'Frames ([0-9]+)/\1 ' && ! screen | grep -q 'indexing'; do sleep 0.005; done
+landed() {
+  local s
+  s=$(screen)
+  [[ $s =~ Frames\ ([0-9]+)/([0-9]+)\  ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] \
+    && [[ $s != *indexing* ]]
+}
+until landed; do sleep 0.005; done
 t3=$(now)
 last=$(screen | grep -Eo 'Frames [0-9]+/[0-9]+' | head -1)
 # the pane runs the inspector itself (exec): its high-water mark of resident memory

@@ -25,7 +25,7 @@ mod pcapng;
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use rocescope_dissectors::{sll, sll2};
@@ -262,6 +262,37 @@ impl CaptureReader {
 }
 
 impl CaptureReader {
+    /// Continues a classic pcap file from the record that starts at `offset`, for a caller that
+    /// knows one starts there (the inspector's second indexer, see [`index::Indexer::open_at`]).
+    /// Frames are numbered from 1 again.
+    ///
+    /// # Errors
+    /// A pcapng file or standard input (neither can be entered in the middle), or the file can
+    /// no longer be opened.
+    pub(crate) fn seek_record(&mut self, offset: u64) -> Result<(), CaptureError> {
+        let io_err = |error| CaptureError::Io {
+            path: self.path.clone(),
+            error,
+        };
+        if !matches!(self.format, Format::Pcap(_)) || self.size.is_none() {
+            return Err(io_err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "only a classic pcap file can be read from the middle",
+            )));
+        }
+        let mut file = File::open(&self.path).map_err(io_err)?;
+        file.seek(SeekFrom::Start(offset)).map_err(io_err)?;
+        self.input = Input::starting_at(Box::new(file), offset);
+        self.cur = Current::default();
+        self.done = false;
+        Ok(())
+    }
+
+    /// Stream offset where the next record starts.
+    pub(crate) fn next_offset(&self) -> u64 {
+        self.input.offset()
+    }
+
     /// At the end of the input or after a read error, before all the bytes the file had when it
     /// was opened were read: a file now shorter (truncated or rotated under the reader) is the
     /// cause worth naming. (One `stat`, once per file.)

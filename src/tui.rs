@@ -116,7 +116,10 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut app::App) -> an
             terminal.draw(|f| ui::render(app, f))?;
             dirty = false;
         }
-        if crossterm::event::poll(Duration::from_millis(50))? {
+        // Worker updates are taken between key presses: while the index grows (the frame count
+        // and `G` follow it), look for them more often.
+        let wait = if app.index_done { 50 } else { 10 };
+        if crossterm::event::poll(Duration::from_millis(wait))? {
             let ev = crossterm::event::read()?;
             if let Some(action) = event::map_event(&ev, app.mode, &app.areas(), app.view) {
                 app.apply(action);

@@ -11,7 +11,19 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use super::{CaptureError, CaptureReader, Frame, LinkType, MAX_RECORD_LEN};
+use super::input::read_u32;
+use super::{CaptureError, CaptureFormat, CaptureReader, Frame, LinkType, MAX_RECORD_LEN};
+
+/// Bytes read at the middle of the file to find a record starting there.
+const SYNC_WINDOW: usize = 1 << 20;
+/// Consecutive plausible records that make a position a record's start (fewer when they end
+/// exactly at the end of the file, or run past the window after [`SYNC_MIN`]).
+const SYNC_RECORDS: usize = 32;
+const SYNC_MIN: usize = 4;
+/// Seconds a record of the chain may be from its first (a capture of longer does not look
+/// like random bytes either way).
+const SYNC_SPREAD_S: u32 = 86_400;
+const PCAP_RECORD_HEADER_LEN: usize = 16;
 
 /// Where one frame is in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +66,12 @@ impl CaptureReader {
 pub struct Indexer {
     reader: CaptureReader,
     done: bool,
+    /// Where this indexer stops: the offset another indexer started at ([`Indexer::stop_at`]).
+    stop_at: Option<u64>,
+    /// The indexer stopped there, on a record boundary.
+    reached: bool,
+    /// The indexer read past it (a record spans it).
+    passed: bool,
 }
 
 impl Indexer {
@@ -74,7 +92,79 @@ impl Indexer {
         Ok(Indexer {
             reader: CaptureReader::open(path)?,
             done: false,
+            stop_at: None,
+            reached: false,
+            passed: false,
         })
+    }
+
+    /// Opens a classic pcap file for indexing from the record that starts at `offset` (one
+    /// [`Indexer::split_point`] gave). Entries keep their offsets in the file.
+    ///
+    /// # Errors
+    /// As [`Indexer::open`], and a file that is not classic pcap.
+    pub fn open_at(path: &Path, offset: u64) -> Result<Self, CaptureError> {
+        let mut ix = Self::open(path)?;
+        ix.reader.seek_record(offset)?;
+        Ok(ix)
+    }
+
+    /// Where a second indexer could start on a classic pcap file of at least `min_size` bytes,
+    /// so that two threads index its halves at once: a position near the middle where a chain
+    /// of plausible records
+    /// starts. Random bytes can look like one, so the position is only a guess until the
+    /// first indexer, stopped there by [`Indexer::stop_at`], lands on it
+    /// ([`Indexer::reached`]); if it does not, it reads on and the second index is not used.
+    #[must_use]
+    pub fn split_point(&self, min_size: u64) -> Option<u64> {
+        let CaptureFormat::Pcap {
+            nanosecond,
+            big_endian,
+            ..
+        } = self.reader.format()
+        else {
+            return None;
+        };
+        let size = self.reader.size_hint().filter(|&s| s >= min_size.max(2))?;
+        let start = size / 2;
+        let mut file = File::open(self.reader.path()).ok()?;
+        file.seek(SeekFrom::Start(start)).ok()?;
+        let mut window = Vec::with_capacity(SYNC_WINDOW);
+        file.take(SYNC_WINDOW as u64)
+            .read_to_end(&mut window)
+            .ok()?;
+        let shape = RecordShape {
+            big: big_endian,
+            frac_limit: if nanosecond { 1_000_000_000 } else { 1_000_000 },
+        };
+        let left = size - start;
+        let at = (0..window.len()).find(|&p| shape.chain_at(&window, p, left))?;
+        Some(start + at as u64)
+    }
+
+    /// Stops this indexer where the record at `offset` starts, if it lands there.
+    pub fn stop_at(&mut self, offset: u64) {
+        self.stop_at = Some(offset);
+    }
+
+    /// The indexer stopped where [`Indexer::stop_at`] said (the entries up to it are complete).
+    #[must_use]
+    pub fn reached(&self) -> bool {
+        self.reached
+    }
+
+    /// The indexer read past where it was to stop (no record starts there): it reads on to the
+    /// end of the file.
+    #[must_use]
+    pub fn passed(&self) -> bool {
+        self.passed
+    }
+
+    /// After [`Indexer::reached`]: reads on from there after all.
+    pub fn resume(&mut self) {
+        self.stop_at = None;
+        self.reached = false;
+        self.done = false;
     }
 
     /// Appends up to `max` entries to `out`; `Ok(false)` once the end of the file is reached.
@@ -91,6 +181,18 @@ impl Indexer {
             return Ok(false);
         }
         for _ in 0..max {
+            if let Some(at) = self.stop_at {
+                let next = self.reader.next_offset();
+                if next == at {
+                    self.reached = true;
+                    self.done = true;
+                    return Ok(false);
+                }
+                if next > at {
+                    self.stop_at = None;
+                    self.passed = true;
+                }
+            }
             match self.reader.next_frame() {
                 None => {
                     self.done = true;
@@ -116,6 +218,47 @@ impl Indexer {
             }
         }
         Ok(true)
+    }
+}
+
+/// What a classic pcap record header looks like in one file.
+struct RecordShape {
+    big: bool,
+    /// Timestamp fractions are below this (microseconds or nanoseconds).
+    frac_limit: u32,
+}
+
+impl RecordShape {
+    /// Whether plausible records follow one another from `p` in `window`, whose last byte is
+    /// `left` bytes before the end of the file: [`SYNC_RECORDS`] of them, or at least one that
+    /// ends exactly at the end of the file, or [`SYNC_MIN`] before the chain leaves the window.
+    fn chain_at(&self, window: &[u8], p: usize, left: u64) -> bool {
+        let mut q = p;
+        let mut first_sec = None;
+        for n in 0..SYNC_RECORDS {
+            if q as u64 == left {
+                return n > 0;
+            }
+            let Some(header) = window.get(q..q + PCAP_RECORD_HEADER_LEN) else {
+                return n >= SYNC_MIN;
+            };
+            let field = |at| read_u32(header, at, self.big).unwrap_or(0);
+            let (sec, frac, incl, orig) = (field(0), field(4), field(8), field(12));
+            let first = *first_sec.get_or_insert(sec);
+            if frac >= self.frac_limit
+                || incl == 0
+                || incl > orig
+                || incl as usize > MAX_RECORD_LEN - PCAP_RECORD_HEADER_LEN
+                || sec.abs_diff(first) > SYNC_SPREAD_S
+            {
+                return false;
+            }
+            q += PCAP_RECORD_HEADER_LEN + incl as usize;
+            if q as u64 > left {
+                return false;
+            }
+        }
+        true
     }
 }
 
@@ -158,8 +301,102 @@ impl FrameFile {
 }
 
 #[cfg(test)]
-mod test {
+pub(crate) mod test {
     use super::*;
+    use std::io::Write;
+
+    /// A classic pcap file (microseconds, little-endian) of `records` frames: frame `i` has
+    /// `size(i)` bytes, filled by `fill`. `cut` bytes are left off the end.
+    pub(crate) fn write_pcap(
+        records: usize,
+        size: impl Fn(usize) -> usize,
+        fill: impl Fn(usize, &mut [u8]),
+        cut: usize,
+    ) -> tempfile::NamedTempFile {
+        let mut bytes = Vec::new();
+        // magic, version 2.4, zone, sigfigs, snaplen, Ethernet
+        for word in [0xA1B2_C3D4u32, 0x0004_0002, 0, 0, 65_535, 1] {
+            bytes.extend_from_slice(&word.to_le_bytes());
+        }
+        for i in 0..records {
+            let mut data = vec![0u8; size(i)];
+            fill(i, &mut data);
+            let len = data.len() as u32;
+            for word in [
+                1_700_000_000 + (i / 1000) as u32,
+                (i % 1000) as u32,
+                len,
+                len,
+            ] {
+                bytes.extend_from_slice(&word.to_le_bytes());
+            }
+            bytes.extend_from_slice(&data);
+        }
+        bytes.truncate(bytes.len() - cut);
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(&bytes).unwrap();
+        file
+    }
+
+    /// Payloads that are chains of plausible pcap records themselves (100 bytes each): a
+    /// second indexer finds its start inside one.
+    pub(crate) fn fake_records(_: usize, data: &mut [u8]) {
+        data.fill(0xFF);
+        for fake in data.chunks_exact_mut(100) {
+            for (at, word) in [1_700_000_000u32, 5, 84, 84].into_iter().enumerate() {
+                fake[at * 4..at * 4 + 4].copy_from_slice(&word.to_le_bytes());
+            }
+        }
+    }
+
+    fn whole(ix: &mut Indexer) -> (Vec<IndexEntry>, Option<String>) {
+        let mut entries = Vec::new();
+        loop {
+            match ix.next_chunk(&mut entries, 1000) {
+                Ok(true) => {}
+                Ok(false) => return (entries, None),
+                Err(e) => return (entries, Some(e.to_string())),
+            }
+        }
+    }
+
+    /// Split at [`Indexer::split_point`], the first indexer stopped there and the second
+    /// started there give, end to end, what one indexer gives; the first reaches the point
+    /// (`reached`), or reads past it and on to the end when the point was not a record's start.
+    fn check_split(file: &Path, expect_reached: bool) {
+        let (all, end) = whole(&mut Indexer::open(file).unwrap());
+        let mut first = Indexer::open(file).unwrap();
+        let at = first.split_point(0).expect("a split point");
+        first.stop_at(at);
+        let (mut entries, head_end) = whole(&mut first);
+        assert_eq!(first.reached(), expect_reached, "{}", file.display());
+        assert_eq!(first.passed(), !expect_reached);
+        if first.reached() {
+            assert_eq!(head_end, None);
+            let (rest, rest_end) = whole(&mut Indexer::open_at(file, at).unwrap());
+            entries.extend(rest);
+            assert_eq!(rest_end, end);
+        } else {
+            assert_eq!(head_end, end);
+        }
+        assert_eq!(entries, all);
+    }
+
+    #[test]
+    fn split_indexes_join_into_the_whole_index() {
+        let sizes = |i: usize| 60 + (i * 37) % 1400;
+        let plain = write_pcap(3000, sizes, |i, d| d.fill(i as u8), 0);
+        check_split(plain.path(), true);
+        // the file ends inside its last record: the second indexer ends in the same error
+        let cut = write_pcap(3000, sizes, |i, d| d.fill(i as u8), 10);
+        check_split(cut.path(), true);
+        // the middle is in a payload of fake records: the first indexer reads on
+        let fakes = write_pcap(333, |_| 4000, fake_records, 0);
+        check_split(fakes.path(), false);
+        // no split point in a file below the size asked
+        let ix = Indexer::open(plain.path()).unwrap();
+        assert_eq!(ix.split_point(u64::MAX), None);
+    }
 
     #[test]
     fn index_matches_stream() {

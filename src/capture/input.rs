@@ -40,12 +40,17 @@ pub(super) struct Input {
 
 impl Input {
     pub(super) fn new(src: Box<dyn Read + Send>) -> Self {
+        Self::starting_at(src, 0)
+    }
+
+    /// An input whose first byte is at stream offset `base` (`src` was opened there).
+    pub(super) fn starting_at(src: Box<dyn Read + Send>, base: u64) -> Self {
         Input {
             src,
             buf: vec![0; BUF_SIZE],
             pos: 0,
             end: 0,
-            base: 0,
+            base,
             eof: false,
         }
     }

@@ -468,6 +468,7 @@ impl App {
             Update::Indexed(chunk) => {
                 self.index.extend(&chunk);
             }
+            Update::IndexedPart(part) => self.index.append(*part),
             Update::IndexDone(err) => {
                 self.index_done = true;
                 if let Some(e) = err {

@@ -1,5 +1,6 @@
-//! Background work of the inspector: the frame index, the replay and filter scans, each on its
-//! own thread behind one [`Workers`] handle.
+//! Background work of the inspector behind one [`Workers`] handle: the frame index, then the
+//! replay, on one thread (a large pcap file is indexed from its middle by a second one at the
+//! same time, so that `G` waits for half the file), and filter scans, each on its own thread.
 //!
 //! Each worker reads the capture itself and sends [`Update`]s; the UI thread applies them to
 //! the [`super::app::App`] between key presses. The replay goes through the same driver as
@@ -12,7 +13,7 @@
 
 use std::net::IpAddr;
 use std::ops::ControlFlow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -22,6 +23,7 @@ use std::time::Duration;
 use rocescope_dissectors::stack::DissectOptions;
 
 use crate::capture::CaptureReader;
+use crate::capture::frame_index::FrameIndex;
 use crate::capture::index::{IndexEntry, Indexer};
 use crate::filter::{Filter, FrameMarks};
 use crate::frame::FrameView;
@@ -33,6 +35,8 @@ use crate::source::{self, Limited, Threads};
 
 /// Index entries sent per update.
 const INDEX_CHUNK: usize = 16_384;
+/// Smallest pcap file indexed by two threads at once (a smaller one takes well under 0.1 s).
+const SPLIT_MIN: u64 = 64 << 20;
 /// Filter matches sent per update.
 const MATCH_CHUNK: usize = 4_096;
 /// PSN points kept for the PSN chart, over all flows.
@@ -96,6 +100,8 @@ pub struct ReplayData {
 pub enum Update {
     /// More index entries, in file order.
     Indexed(Vec<IndexEntry>),
+    /// More of the index, after the entries sent so far.
+    IndexedPart(Box<FrameIndex>),
     /// The index is complete; `Some` when the file ended in an error.
     IndexDone(Option<String>),
     /// Replay progress: frames replayed so far.
@@ -191,7 +197,6 @@ impl Workers {
             return;
         }
         spawn_index(&self.cfg, self.tx.clone(), Arc::clone(&self.stop));
-        spawn_replay(&self.cfg, self.tx.clone(), Arc::clone(&self.stop));
     }
 
     /// Starts a filter scan (generation `generation`); setting the returned flag stops it.
@@ -234,53 +239,115 @@ impl Drop for Workers {
     }
 }
 
-/// Spawns the index worker.
+/// Spawns the index worker; the replay follows on the same thread once the index is complete,
+/// so that indexing has both cores first (`G` waits for it) and the replay has both after.
 fn spawn_index(cfg: &WorkerCfg, tx: Sender<Update>, stop: Arc<AtomicBool>) {
-    let path = cfg.path.clone();
+    let cfg = cfg.clone();
     let _ = thread::Builder::new()
         .name("inspect-index".into())
         .spawn(move || {
-            let mut ix = match Indexer::open(&path) {
-                Ok(ix) => ix,
-                Err(e) => {
-                    let _ = tx.send(Update::IndexDone(Some(e.to_string())));
-                    return;
-                }
+            let Some(end) = index(&cfg.path, SPLIT_MIN, &tx, &stop) else {
+                return; // stopped
             };
-            loop {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                let mut chunk = Vec::with_capacity(INDEX_CHUNK);
-                let more = ix.next_chunk(&mut chunk, INDEX_CHUNK);
-                if !chunk.is_empty() && tx.send(Update::Indexed(chunk)).is_err() {
-                    return;
-                }
-                match more {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        let _ = tx.send(Update::IndexDone(None));
-                        return;
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Update::IndexDone(Some(e.to_string())));
-                        return;
-                    }
-                }
+            if tx.send(Update::IndexDone(end)).is_err() {
+                return;
             }
-        });
-}
-
-/// Spawns the replay worker (the `analyze` engine over the whole file).
-fn spawn_replay(cfg: &WorkerCfg, tx: Sender<Update>, stop: Arc<AtomicBool>) {
-    let cfg = cfg.clone();
-    let _ = thread::Builder::new()
-        .name("inspect-replay".into())
-        .spawn(move || {
             if let Some(result) = replay(&cfg, &tx, &stop) {
                 let _ = tx.send(Update::ReplayDone(result.map(Box::new)));
             }
         });
+}
+
+/// Indexes the whole file, sending the entries in order; the error the file ends in, `None`
+/// when it was stopped. A pcap file of `split_min` bytes or more is indexed from its middle at
+/// the same time, on a second thread ([`Indexer::split_point`]); that half is sent whole once
+/// this thread has reached where it began.
+fn index(
+    path: &Path,
+    split_min: u64,
+    tx: &Sender<Update>,
+    stop: &Arc<AtomicBool>,
+) -> Option<Option<String>> {
+    let mut ix = match Indexer::open(path) {
+        Ok(ix) => ix,
+        Err(e) => return Some(Some(e.to_string())),
+    };
+    let drop_tail = Arc::new(AtomicBool::new(false));
+    let mut tail = ix.split_point(split_min).and_then(|at| {
+        let (path, stop, drop_tail) = (path.to_owned(), Arc::clone(stop), Arc::clone(&drop_tail));
+        let spawned = thread::Builder::new()
+            .name("inspect-index2".into())
+            .spawn(move || index_tail(&path, at, &stop, &drop_tail));
+        spawned.ok().inspect(|_| ix.stop_at(at))
+    });
+    let mut chunk = Vec::with_capacity(INDEX_CHUNK);
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        // compacted here: the UI thread only moves it into its index while both cores index
+        chunk.clear();
+        let more = ix.next_chunk(&mut chunk, INDEX_CHUNK);
+        if !chunk.is_empty() {
+            let mut part = FrameIndex::with_capacity(chunk.len());
+            part.extend(&chunk);
+            if tx.send(Update::IndexedPart(Box::new(part))).is_err() {
+                return None;
+            }
+        }
+        if ix.passed() {
+            drop_tail.store(true, Ordering::Relaxed);
+        }
+        match more {
+            Ok(true) => {}
+            Ok(false) if ix.reached() => {
+                let rest = tail.take().and_then(|t| t.join().ok().flatten());
+                match rest {
+                    Some((rest, end)) => {
+                        if tx.send(Update::IndexedPart(Box::new(rest))).is_err() {
+                            return None;
+                        }
+                        return Some(end);
+                    }
+                    None => ix.resume(), // the second indexer failed: read on from there
+                }
+            }
+            Ok(false) => {
+                drop_tail.store(true, Ordering::Relaxed);
+                return Some(None);
+            }
+            Err(e) => {
+                drop_tail.store(true, Ordering::Relaxed);
+                return Some(Some(e.to_string()));
+            }
+        }
+    }
+}
+
+/// The second indexer: the index from `at` to the end, and the error the file ends in; `None`
+/// when it could not start or was stopped.
+fn index_tail(
+    path: &Path,
+    at: u64,
+    stop: &AtomicBool,
+    drop_tail: &AtomicBool,
+) -> Option<(FrameIndex, Option<String>)> {
+    let mut ix = Indexer::open_at(path, at).ok()?;
+    let mut index = FrameIndex::new();
+    let mut chunk = Vec::with_capacity(INDEX_CHUNK);
+    loop {
+        if stop.load(Ordering::Relaxed) || drop_tail.load(Ordering::Relaxed) {
+            return None;
+        }
+        chunk.clear();
+        let more = ix.next_chunk(&mut chunk, INDEX_CHUNK);
+        index.extend(&chunk);
+        match more {
+            Ok(true) => {}
+            Ok(false) => return Some((index, None)),
+            Err(e) => return Some((index, Some(e.to_string()))),
+        }
+    }
 }
 
 /// The PSN chart as an observer of the replay: one point per request packet of each flow,
@@ -347,8 +414,8 @@ fn replay(
         tx,
         stop,
     };
-    // One thread: the index worker has the other core.
-    let replayed = replay::run_with(&mut reader, &engine, Some(None), &mut chart);
+    // Two threads when there are two cores: the index is complete by now.
+    let replayed = replay::run_with(&mut reader, &engine, None, &mut chart);
     if replayed.stopped || stop.load(Ordering::Relaxed) {
         return None;
     }
@@ -656,5 +723,60 @@ pub fn flow_filter(src: Addr, dst: Addr, dest_qp: u32) -> String {
             "infiniband.lrh.slid == {s:#06x} && infiniband.lrh.dlid == {d:#06x} && qp == {dest_qp:#08x}"
         ),
         (s, d) => format!("ipv6.src == {s} && ipv6.dst == {d} && qp == {dest_qp:#08x}"),
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::capture::index::test::{fake_records, write_pcap};
+    use std::io::{Seek, SeekFrom, Write};
+
+    /// What `index` sends, put together: the index and the error the file ends in.
+    fn indexed(path: &Path, split_min: u64) -> (FrameIndex, Option<String>) {
+        let (tx, rx) = mpsc::channel();
+        let end = index(path, split_min, &tx, &Arc::new(AtomicBool::new(false)));
+        drop(tx);
+        let mut whole = FrameIndex::new();
+        for u in rx {
+            match u {
+                Update::IndexedPart(part) => whole.append(*part),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        (whole, end.expect("not stopped"))
+    }
+
+    /// With the file split for two indexers (every size qualifies), the index and the error it
+    /// ends in are one indexer's, whether the split point was a record's start or not and
+    /// wherever the file goes wrong.
+    #[test]
+    fn the_two_indexers_give_one_indexers_index() {
+        let sizes = |i: usize| 60 + (i * 37) % 1400;
+        let plain = write_pcap(3000, sizes, |i, d| d.fill(i as u8), 0);
+        let cut = write_pcap(3000, sizes, |i, d| d.fill(i as u8), 10);
+        let fakes = write_pcap(333, |_| 4000, fake_records, 0);
+        // record 10 claims more than any record may hold: the file ends there
+        let early = write_pcap(3000, |_| 100, |i, d| d.fill(i as u8), 0);
+        let mut f = early.as_file();
+        f.seek(SeekFrom::Start(24 + 10 * 116 + 8)).unwrap();
+        f.write_all(&0x7FFF_FFFFu32.to_le_bytes()).unwrap();
+        for (file, frames, error) in [
+            (&plain, 3000, false),
+            (&cut, 2999, true),
+            (&fakes, 333, false),
+            (&early, 10, true),
+        ] {
+            let path = file.path();
+            let (one, one_end) = indexed(path, u64::MAX);
+            let (two, two_end) = indexed(path, 0);
+            assert_eq!(one.len(), frames, "{}", path.display());
+            assert_eq!(one_end.is_some(), error, "{one_end:?}");
+            assert_eq!(two.len(), one.len());
+            for i in 0..one.len() {
+                assert_eq!(two.get(i), one.get(i), "frame {i}");
+            }
+            assert_eq!(two_end, one_end);
+        }
     }
 }
