@@ -70,7 +70,7 @@ for d in dirs:
             continue
         with open(os.path.join(d, name), "rb") as f:
             data = f.read(CUT)
-        for target in ("capture_bytes", "replay_captures"):
+        for target in ("capture_bytes", "replay_captures", "index_split"):
             put(target, data)
         seed = rows_seed(data)
         if seed:
@@ -107,7 +107,7 @@ run_one() {
     mkdir -p "corpus/$t" "artifacts/$t"
     ls "artifacts/$t" | sort >"$logs/$t.before"
     local max_len=4096
-    case "$t" in capture_bytes | replay_captures | scenario_toml) max_len=65536 ;; esac
+    case "$t" in capture_bytes | replay_captures | index_split | scenario_toml) max_len=65536 ;; esac
     # -fork keeps going past a crash (each one still saved) instead of stopping the share
     "$bins/$t" "corpus/$t" -artifact_prefix="artifacts/$t/" \
         -max_total_time="$share" -max_len="$max_len" -print_final_stats=1 \
