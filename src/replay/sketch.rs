@@ -11,7 +11,7 @@ use smallvec::SmallVec;
 /// Samples kept exactly before switching to the histogram.
 const EXACT: usize = 1024;
 /// Exact samples kept in place, before the first allocation.
-const INLINE: usize = 8;
+const INLINE: usize = 16;
 /// Sub-buckets per power of two in the histogram.
 const SUB_BITS: u32 = 7;
 
@@ -27,14 +27,21 @@ pub struct Summary {
 /// Samples of one duration.
 #[derive(Debug, Clone, Default)]
 pub struct Sketch {
-    /// The samples while there are at most [`EXACT`], the first [`INLINE`] in place: most
-    /// flows of a fabric-wide capture have a few, and then cost no allocation (nor a cache
-    /// miss per acknowledgement).
-    exact: SmallVec<[u64; INLINE]>,
-    /// Allocated once the exact list is full.
-    hist: Option<Box<Histogram>>,
+    /// The samples below 2^32 ns (4.3 s) while there are at most [`EXACT`] in all, in 4 bytes
+    /// each and the first [`INLINE`] in place: most flows of a fabric-wide capture have a few,
+    /// and then cost no allocation (nor a cache miss per acknowledgement).
+    exact: SmallVec<[u32; INLINE]>,
+    /// The longer samples while exact, and the histogram once there are more than [`EXACT`].
+    rare: Option<Box<Rare>>,
     count: u64,
     max: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Rare {
+    /// Exact samples of 2^32 ns or more.
+    wide: Vec<u64>,
+    hist: Option<Histogram>,
 }
 
 /// Dense counts of buckets `base ..`.
@@ -85,11 +92,13 @@ impl Sketch {
     /// One sample.
     #[inline]
     pub fn sample(&mut self, ns: u64) {
-        if self.hist.is_none() && self.exact.len() < EXACT {
+        if let (None, Ok(narrow)) = (&self.rare, u32::try_from(ns))
+            && self.exact.len() < EXACT
+        {
             // the common case, kept cheap: every ACK of a flow lands here at first
             self.count += 1;
             self.max = self.max.max(ns);
-            self.exact.push(ns);
+            self.exact.push(narrow);
             return;
         }
         self.sample_n(ns, 1);
@@ -102,18 +111,29 @@ impl Sketch {
         }
         self.count = self.count.saturating_add(n);
         self.max = self.max.max(ns);
-        let room = EXACT - self.exact.len();
-        if self.hist.is_none() && u64::try_from(room).is_ok_and(|r| n <= r) {
-            self.exact
-                .extend(std::iter::repeat_n(ns, usize::try_from(n).unwrap_or(room)));
+        let wide = self.rare.as_ref().map_or(0, |r| r.wide.len());
+        let room = EXACT - self.exact.len() - wide;
+        let histogram = self.rare.as_ref().is_some_and(|r| r.hist.is_some());
+        if let (false, Ok(n)) = (histogram, usize::try_from(n))
+            && n <= room
+        {
+            match u32::try_from(ns) {
+                Ok(narrow) => self.exact.extend(std::iter::repeat_n(narrow, n)),
+                Err(_) => {
+                    let rare = self.rare.get_or_insert_default();
+                    rare.wide.extend(std::iter::repeat_n(ns, n));
+                }
+            }
             return;
         }
-        let hist = match self.hist.as_deref_mut() {
+        let rare = self.rare.get_or_insert_default();
+        let hist = match &mut rare.hist {
             Some(h) => h,
             None => {
                 let exact = std::mem::take(&mut self.exact);
-                let h = self.hist.insert(Box::default());
-                for v in exact {
+                let wide = std::mem::take(&mut rare.wide);
+                let h = rare.hist.insert(Histogram::default());
+                for v in exact.into_iter().map(u64::from).chain(wide) {
                     h.count(bucket(v), 1);
                 }
                 h
@@ -142,8 +162,14 @@ impl Sketch {
             return [0; N];
         }
         let ranks = ranks.map(|r| r.clamp(1, self.count));
-        let Some(hist) = self.hist.as_deref() else {
-            let mut v = self.exact.clone();
+        let Some(hist) = self.rare.as_ref().and_then(|r| r.hist.as_ref()) else {
+            let wide = self
+                .rare
+                .as_ref()
+                .map(|r| r.wide.as_slice())
+                .unwrap_or_default();
+            let mut v: Vec<u64> = self.exact.iter().map(|&n| u64::from(n)).collect();
+            v.extend_from_slice(wide);
             v.sort_unstable();
             return ranks.map(|r| v[usize::try_from(r - 1).unwrap_or(0).min(v.len() - 1)]);
         };
@@ -192,6 +218,43 @@ mod test {
         let t = s.summary();
         assert_eq!(t.samples, 1_000_004);
         assert!(t.p50.abs_diff(2000) <= 20, "{}", t.p50);
+    }
+
+    /// Samples of 4.3 s or more are kept exactly beside the 4-byte ones: every rank is the
+    /// one of the samples sorted, one at a time or several at once; past [`EXACT`] they are
+    /// counted in the histogram with the others.
+    #[test]
+    fn long_samples_stay_exact() {
+        let mut s = Sketch::default();
+        let mut all = Vec::new();
+        for i in 0..200u64 {
+            let v = match i % 40 {
+                7 => (5 << 32) + i,
+                13 => u64::from(u32::MAX) + 1,
+                _ => i * 1_000_003 % 4_000_000_007,
+            };
+            if i % 50 == 0 {
+                s.sample_n(v, 3);
+                all.extend([v; 3]);
+            } else {
+                s.sample(v);
+                all.push(v);
+            }
+        }
+        all.sort_unstable();
+        assert_eq!(s.samples(), all.len() as u64);
+        for r in 1..=all.len() {
+            assert_eq!(s.at_rank(r as u64), all[r - 1], "rank {r}");
+        }
+        assert_eq!(s.summary().max, all[all.len() - 1]);
+        s.sample_n(1000, EXACT as u64);
+        let t = s.summary();
+        assert_eq!(t.samples, all.len() as u64 + EXACT as u64);
+        assert_eq!(t.max, (5 << 32) + 207 - 40);
+        assert!(t.p50.abs_diff(1000) <= 10, "{}", t.p50);
+        // the ten long ones are still the top ten
+        assert!(s.at_rank(t.samples - 9) >= 1 << 32);
+        assert!(s.at_rank(t.samples - 10) < 1 << 32);
     }
 
     #[test]
