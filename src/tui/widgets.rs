@@ -364,7 +364,6 @@ mod test {
     fn point(frame: u64, psn: u32) -> PsnPoint {
         PsnPoint {
             frame,
-            time_ns: frame,
             psn,
             class: PsnClass::InOrder,
         }

@@ -42,11 +42,11 @@ const MATCH_CHUNK: usize = 4_096;
 /// PSN points kept for the PSN chart, over all flows.
 pub const MAX_PSN_POINTS: usize = 2_000_000;
 
-/// One request packet of a flow, for the PSN chart.
+/// One request packet of a flow, for the PSN chart (16 bytes: the chart keeps up to
+/// [`MAX_PSN_POINTS`]; it draws them in order, the frame tells the time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PsnPoint {
     pub frame: u64,
-    pub time_ns: u64,
     pub psn: u32,
     pub class: PsnClass,
 }
@@ -88,7 +88,8 @@ pub struct ReplayData {
     pub psn: Vec<Vec<PsnPoint>>,
     /// PSN points dropped past [`MAX_PSN_POINTS`].
     pub psn_dropped: u64,
-    /// Per flow id: the PSNs missed by the capture only, for the PSN chart.
+    /// Per flow id, up to the last flow that has some: the PSNs missed by the capture only, for
+    /// the PSN chart.
     pub missed: Vec<Vec<MissedRange>>,
     pub pauses: Vec<PauseSpan>,
     /// The capture ended in this error (the frames before it were replayed).
@@ -373,7 +374,6 @@ impl Observer for PsnChart<'_> {
             self.kept += 1;
             self.psn[id].push(PsnPoint {
                 frame: ev.frame,
-                time_ns: ev.time_ns,
                 psn: ev.psn.value(),
                 class: PsnClass::InOrder,
             });
@@ -421,6 +421,9 @@ fn replay(
     }
     let replay = replayed.replay;
     let mut psn = chart.psn;
+    for points in &mut psn {
+        points.shrink_to_fit(); // up to half of a flow's points was growth room
+    }
     classify(&mut psn, &replay.events);
     let pauses = pauses(&replay.events);
     let missed = missed(replay.flows.len(), &replay.events);
@@ -459,12 +462,19 @@ fn classify(psn: &mut [Vec<PsnPoint>], events: &[Finding]) {
 
 /// The `not_captured` ranges per flow, from the findings.
 fn missed(flows: usize, events: &[Finding]) -> Vec<Vec<MissedRange>> {
-    let mut out: Vec<Vec<MissedRange>> = vec![Vec::new(); flows];
+    // up to the last flow that has some (a list per flow of 400,000 would be 9 MiB of empty ones)
+    let mut out: Vec<Vec<MissedRange>> = Vec::new();
     for ev in events {
         let (Kind::NotCaptured, Detail::NotCaptured { ranges, .. }) = (ev.kind, &ev.detail) else {
             continue;
         };
-        let Some(v) = ev.flow.and_then(|f| out.get_mut(f as usize)) else {
+        let Some(flow) = ev.flow.map(|f| f as usize).filter(|&f| f < flows) else {
+            continue;
+        };
+        if out.len() <= flow {
+            out.resize_with(flow + 1, Vec::new);
+        }
+        let Some(v) = out.get_mut(flow) else {
             continue;
         };
         v.extend(ranges.iter().map(|&(first, n)| MissedRange {
