@@ -1,13 +1,17 @@
-//! [`FrameIndex`]: the inspector's index of every frame of a capture in 12 bytes a frame, not
+//! [`FrameIndex`]: the inspector's index of every frame of a capture in 7 bytes a frame, not
 //! the 32 of an [`IndexEntry`] (a 2 GB capture of small frames holds 10 million of them).
 //!
 //! Frames are grouped in blocks of [`BLOCK`]; a block holds its first frame's offset, time
-//! and link type, and each frame its offset and time from those (`u32` each) and its stored
-//! length. A frame that does not fit (more than 4.29 s or 4 GiB from its block's first frame,
-//! time going backwards, another link type, a captured length other than its stored one) is
-//! kept whole on the side; its time slot says so. Original lengths are kept as the difference
-//! from the stored one (2 bytes a frame), from the first frame cut short on (a capture with a
-//! snap length), and on the side beyond 65,534.
+//! and link type, and each frame its time from those (`u32`), its stored length (`u16`) and
+//! the bytes between the end of the frame before it and its start (`u8`: a pcap record
+//! header, a pcapng block's header and padding). A frame's offset is its block's plus the
+//! lengths and gaps before it in the block (at most 255 of each to add, for a frame shown on
+//! screen). A frame that does not fit (more than 4.29 s from its block's first frame, time
+//! going backwards, another link type, 65,535 bytes or more, a gap of 255 or more, a
+//! captured length other than its stored one) is kept whole on the side; its time slot says
+//! so. Original lengths are kept as the difference from the stored one (2 bytes a frame),
+//! from the first frame cut short on (a capture with a snap length), and on the side beyond
+//! 65,534.
 
 use super::LinkType;
 use super::index::IndexEntry;
@@ -18,6 +22,8 @@ const BLOCK: usize = 256;
 const ASIDE: u32 = u32::MAX;
 /// A frame's original-length slot when its original length is kept on the side.
 const LONG: u16 = u16::MAX;
+/// Gaps below this fit a frame's gap slot.
+const GAP_LIMIT: u64 = 255;
 
 #[derive(Debug, Clone, Copy)]
 struct Block {
@@ -124,12 +130,12 @@ impl FrameIndex {
 #[derive(Debug, Default)]
 struct Piece {
     blocks: Vec<Block>,
-    /// Offset from the block's first frame.
-    offset: Vec<u32>,
-    /// Time from the block's first frame ([`ASIDE`]: in `aside`).
+    /// Time from the block's first frame ([`ASIDE`]: the frame is in `aside`).
     time: Vec<u32>,
-    /// Bytes stored (the captured length).
-    len: Vec<u32>,
+    /// Bytes stored (the captured length); 0 for a frame kept aside.
+    len: Vec<u16>,
+    /// Bytes from the end of the frame before (in the block) to the start of this one.
+    gap: Vec<u8>,
     /// Original length minus stored length, once a frame was cut short ([`LONG`]: in
     /// `long`); empty while none was.
     extra: Vec<u16>,
@@ -137,26 +143,29 @@ struct Piece {
     aside: Vec<(usize, IndexEntry)>,
     /// Original lengths too far above the stored one, by position (ascending).
     long: Vec<(usize, u32)>,
+    /// Where the last frame pushed ends in the file.
+    last_end: u64,
 }
 
 impl Piece {
     fn with_capacity(frames: usize) -> Self {
         Piece {
             blocks: Vec::with_capacity(frames.div_ceil(BLOCK)),
-            offset: Vec::with_capacity(frames),
             time: Vec::with_capacity(frames),
             len: Vec::with_capacity(frames),
+            gap: Vec::with_capacity(frames),
             ..Piece::default()
         }
     }
 
     fn len(&self) -> usize {
-        self.len.len()
+        self.time.len()
     }
 
     fn push(&mut self, e: &IndexEntry) {
-        let i = self.len.len();
-        if i.is_multiple_of(BLOCK) {
+        let i = self.len();
+        let first = i.is_multiple_of(BLOCK);
+        if first {
             self.blocks.push(Block {
                 offset: e.offset,
                 time_ns: e.time_ns,
@@ -166,20 +175,31 @@ impl Piece {
         let Some(b) = self.blocks.last().copied() else {
             return;
         };
-        let offset = e.offset.checked_sub(b.offset).map(u32::try_from);
+        let gap = if first {
+            Some(0)
+        } else {
+            e.offset
+                .checked_sub(self.last_end)
+                .filter(|&g| g < GAP_LIMIT)
+        };
         let time = e.time_ns.checked_sub(b.time_ns).map(u32::try_from);
-        match (offset, time) {
-            (Some(Ok(off)), Some(Ok(t))) if t != ASIDE && e.link == b.link && e.caplen == e.len => {
-                self.offset.push(off);
+        let len = u16::try_from(e.len).ok().filter(|&l| l != u16::MAX);
+        match (gap, time, len) {
+            (Some(gap), Some(Ok(t)), Some(len))
+                if t != ASIDE && e.link == b.link && e.caplen == e.len =>
+            {
                 self.time.push(t);
+                self.len.push(len);
+                self.gap.push(u8::try_from(gap).unwrap_or(0));
             }
             _ => {
-                self.offset.push(0);
                 self.time.push(ASIDE);
+                self.len.push(0);
+                self.gap.push(0);
                 self.aside.push((i, *e));
             }
         }
-        self.len.push(e.len);
+        self.last_end = e.offset.saturating_add(u64::from(e.len));
         let extra = e.orig_len.saturating_sub(e.len);
         // from the first frame cut short on (it may be the first), every frame has its slot
         if extra > 0 || !self.extra.is_empty() {
@@ -194,13 +214,35 @@ impl Piece {
         }
     }
 
+    fn aside(&self, i: usize) -> Option<IndexEntry> {
+        let at = self.aside.binary_search_by_key(&i, |&(j, _)| j).ok()?;
+        self.aside.get(at).map(|&(_, e)| e)
+    }
+
+    /// Where frame `i` (not aside) starts: its block's offset, or the end of the last frame
+    /// kept aside before it in the block, plus the lengths and gaps in between.
+    fn offset(&self, i: usize, block: &Block) -> Option<u64> {
+        let start = i - i % BLOCK;
+        let mut after = 0u64;
+        let mut j = i;
+        while j > start {
+            after += u64::from(*self.gap.get(j)?);
+            j -= 1;
+            if *self.time.get(j)? == ASIDE {
+                let e = self.aside(j)?;
+                return Some(e.offset + u64::from(e.len) + after);
+            }
+            after += u64::from(*self.len.get(j)?);
+        }
+        Some(block.offset + after)
+    }
+
     fn get(&self, i: usize) -> Option<IndexEntry> {
-        let len = *self.len.get(i)?;
         let time = *self.time.get(i)?;
         if time == ASIDE {
-            let at = self.aside.binary_search_by_key(&i, |&(j, _)| j).ok()?;
-            return self.aside.get(at).map(|&(_, e)| e);
+            return self.aside(i);
         }
+        let len = u32::from(*self.len.get(i)?);
         let b = self.blocks.get(i / BLOCK)?;
         let orig_len = match self.extra.get(i) {
             None | Some(0) => len,
@@ -211,7 +253,7 @@ impl Piece {
             Some(&x) => len.saturating_add(u32::from(x)),
         };
         Some(IndexEntry {
-            offset: b.offset + u64::from(*self.offset.get(i)?),
+            offset: self.offset(i, b)?,
             time_ns: b.time_ns + u64::from(time),
             len,
             caplen: len,
@@ -252,6 +294,19 @@ mod test {
         all[900].caplen += 1;
         all[1000].orig_len += 40;
         all[1001].orig_len += 70_000;
+        // 300 bytes between two frames (a pcapng block between them), a frame of 70,000
+        // bytes, one of 65,534 and one of 65,535
+        for e in &mut all[1200..] {
+            e.offset += 300;
+        }
+        for (at, len) in [(1500, 70_000), (1600, 65_534), (1700, 65_535)] {
+            all[at].len = len;
+            all[at].caplen = len;
+            all[at].orig_len = len;
+            for e in &mut all[at + 1..] {
+                e.offset += u64::from(len) - 1090; // 10 bytes after it
+            }
+        }
         all
     }
 
@@ -276,8 +331,10 @@ mod test {
         }
         assert_eq!(index.get(all.len()), None);
         assert_eq!(index.first_time_ns(), Some(all[0].time_ns));
-        // 7, 300, 600, 900, and 700 to the end of its block
-        assert_eq!(index.pieces[0].aside.len(), 4 + 68);
+        // 300 and 301 (too far in time), 600 (link type), 700 (5 GiB from the frame before),
+        // 900 (captured length), 1200 (gap), 1500 and 1700 (length)
+        let aside: Vec<usize> = index.pieces[0].aside.iter().map(|&(i, _)| i).collect();
+        assert_eq!(aside, [300, 301, 600, 700, 900, 1200, 1500, 1700]);
     }
 
     /// An index built in pieces, on and off the block grid, and appended gives back what one
