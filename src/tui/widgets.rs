@@ -25,9 +25,9 @@ pub fn unwrap_psns(points: &[PsnPoint]) -> Vec<i64> {
     let mut prev: Option<(u32, i64)> = None;
     for p in points {
         let v = match prev {
-            None => i64::from(p.psn),
+            None => i64::from(p.psn()),
             Some((raw, ext)) => {
-                let d = p.psn.wrapping_sub(raw) & 0x00FF_FFFF;
+                let d = p.psn().wrapping_sub(raw) & 0x00FF_FFFF;
                 let d = if d >= 1 << 23 {
                     i64::from(d) - (1 << 24)
                 } else {
@@ -36,7 +36,7 @@ pub fn unwrap_psns(points: &[PsnPoint]) -> Vec<i64> {
                 ext + d
             }
         };
-        prev = Some((p.psn, v));
+        prev = Some((p.psn(), v));
         out.push(v);
     }
     out
@@ -61,9 +61,9 @@ pub fn missed_points(
             break;
         }
         let at = points
-            .partition_point(|p| p.frame < m.frame)
+            .partition_point(|p| p.frame() < m.frame)
             .min(points.len() - 1);
-        let (near, near_y) = (points[at].psn, ys[at]);
+        let (near, near_y) = (points[at].psn(), ys[at]);
         for i in 0..m.n {
             if k.is_multiple_of(step) {
                 let psn = m.first.wrapping_add(i) & 0x00FF_FFFF;
@@ -108,7 +108,7 @@ pub fn render_psn(app: &App, frame: &mut Frame<'_>, area: Rect) {
         );
         return;
     };
-    let points: &[PsnPoint] = d.psn.get(app.flow_sel).map_or(&[], Vec::as_slice);
+    let points: &[PsnPoint] = d.psn.flow(app.flow_sel);
     let c = flow.psn().counters();
     let [head, chart_area] =
         Layout::vertical([Constraint::Length(2), Constraint::Min(3)]).areas(area);
@@ -164,7 +164,7 @@ pub fn render_psn(app: &App, frame: &mut Frame<'_>, area: Rect) {
                 .iter()
                 .zip(&ys)
                 .enumerate()
-                .filter(|(_, (p, _))| p.class == cl)
+                .filter(|(_, (p, _))| p.class() == cl)
                 .map(|(i, (_, y))| (i as f64, *y as f64))
                 .collect();
             let step = all.len().div_ceil(MAX_DRAWN).max(1);
@@ -362,11 +362,7 @@ mod test {
     use super::*;
 
     fn point(frame: u64, psn: u32) -> PsnPoint {
-        PsnPoint {
-            frame,
-            psn,
-            class: PsnClass::InOrder,
-        }
+        PsnPoint::new(0, frame, psn, PsnClass::InOrder).unwrap()
     }
 
     #[test]

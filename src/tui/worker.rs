@@ -42,17 +42,102 @@ const MATCH_CHUNK: usize = 4_096;
 /// PSN points kept for the PSN chart, over all flows.
 pub const MAX_PSN_POINTS: usize = 2_000_000;
 
-/// One request packet of a flow, for the PSN chart (16 bytes: the chart keeps up to
-/// [`MAX_PSN_POINTS`]; it draws them in order, the frame tells the time).
+/// One request packet of a flow, for the PSN chart, in 12 bytes (the chart keeps up to
+/// [`MAX_PSN_POINTS`] and draws them in order; the frame tells the time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PsnPoint {
-    pub frame: u64,
-    pub psn: u32,
-    pub class: PsnClass,
+    flow: u32,
+    /// Frame numbers past `u32::MAX` get no point.
+    frame: u32,
+    /// The PSN (24 bits) and the [`PsnClass`] above it.
+    psn_class: u32,
+}
+
+impl PsnPoint {
+    /// The point of a request in `frame`; `None` past frame 4,294,967,295.
+    #[must_use]
+    pub fn new(flow: u32, frame: u64, psn: u32, class: PsnClass) -> Option<Self> {
+        Some(PsnPoint {
+            flow,
+            frame: u32::try_from(frame).ok()?,
+            psn_class: (psn & 0x00FF_FFFF) | (class as u32) << 24,
+        })
+    }
+
+    #[must_use]
+    pub fn frame(&self) -> u64 {
+        u64::from(self.frame)
+    }
+
+    #[must_use]
+    pub fn psn(&self) -> u32 {
+        self.psn_class & 0x00FF_FFFF
+    }
+
+    #[must_use]
+    pub fn class(&self) -> PsnClass {
+        match self.psn_class >> 24 {
+            1 => PsnClass::AfterGap,
+            2 => PsnClass::OutOfOrder,
+            3 => PsnClass::Retransmission,
+            4 => PsnClass::Duplicate,
+            _ => PsnClass::InOrder,
+        }
+    }
+
+    fn set_class(&mut self, class: PsnClass) {
+        self.psn_class = (self.psn_class & 0x00FF_FFFF) | (class as u32) << 24;
+    }
+}
+
+/// Every flow's PSN points in one list, by flow and then frame (a list per flow of a
+/// 400,000-flow capture cost a header and growth room each).
+#[derive(Debug, Default)]
+pub struct PsnSeries {
+    points: Vec<PsnPoint>,
+    /// Per flow id: where its points start in `points` (and one past the last flow).
+    starts: Vec<u32>,
+}
+
+impl PsnSeries {
+    /// Sorts `points` (in the order the replay met them) by flow.
+    fn new(mut points: Vec<PsnPoint>) -> Self {
+        // (flow, frame) is one packet: an unstable sort keeps each flow's in frame order
+        points.sort_unstable_by_key(|p| (p.flow, p.frame, p.psn_class));
+        let flows = points.last().map_or(0, |p| p.flow as usize + 1);
+        let mut starts = Vec::with_capacity(flows + 1);
+        let mut at = 0;
+        for flow in 0..=flows {
+            while points.get(at).is_some_and(|p| (p.flow as usize) < flow) {
+                at += 1;
+            }
+            starts.push(u32::try_from(at).unwrap_or(u32::MAX));
+        }
+        PsnSeries { points, starts }
+    }
+
+    fn range(&self, flow: usize) -> std::ops::Range<usize> {
+        match (self.starts.get(flow), self.starts.get(flow + 1)) {
+            (Some(&a), Some(&b)) => a as usize..b as usize,
+            _ => 0..0,
+        }
+    }
+
+    /// The points of flow `flow`, in frame order.
+    #[must_use]
+    pub fn flow(&self, flow: usize) -> &[PsnPoint] {
+        self.points.get(self.range(flow)).unwrap_or_default()
+    }
+
+    fn flow_mut(&mut self, flow: usize) -> &mut [PsnPoint] {
+        let range = self.range(flow);
+        self.points.get_mut(range).unwrap_or_default()
+    }
 }
 
 /// How the replay classified a request packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub enum PsnClass {
     InOrder,
     /// The first packet after a gap.
@@ -84,8 +169,7 @@ pub struct PauseSpan {
 #[derive(Debug)]
 pub struct ReplayData {
     pub replay: Replay,
-    /// Per flow id.
-    pub psn: Vec<Vec<PsnPoint>>,
+    pub psn: PsnSeries,
     /// PSN points dropped past [`MAX_PSN_POINTS`].
     pub psn_dropped: u64,
     /// Per flow id, up to the last flow that has some: the PSNs missed by the capture only, for
@@ -354,7 +438,7 @@ fn index_tail(
 /// The PSN chart as an observer of the replay: one point per request packet of each flow,
 /// [`MAX_PSN_POINTS`] in all. It also reports progress and stops the replay when asked.
 struct PsnChart<'a> {
-    psn: Vec<Vec<PsnPoint>>,
+    psn: Vec<PsnPoint>,
     kept: usize,
     dropped: u64,
     tx: &'a Sender<Update>,
@@ -366,17 +450,10 @@ impl Observer for PsnChart<'_> {
         if !ev.operation().is_some_and(|o| o.is_request()) {
             return;
         }
-        let id = flow as usize;
-        if self.psn.len() <= id {
-            self.psn.resize_with(id + 1, Vec::new);
-        }
-        if self.kept < MAX_PSN_POINTS {
+        let point = PsnPoint::new(flow, ev.frame, ev.psn.value(), PsnClass::InOrder);
+        if let Some(point) = point.filter(|_| self.kept < MAX_PSN_POINTS) {
             self.kept += 1;
-            self.psn[id].push(PsnPoint {
-                frame: ev.frame,
-                psn: ev.psn.value(),
-                class: PsnClass::InOrder,
-            });
+            self.psn.push(point);
         } else {
             self.dropped += 1;
         }
@@ -420,10 +497,7 @@ fn replay(
         return None;
     }
     let replay = replayed.replay;
-    let mut psn = chart.psn;
-    for points in &mut psn {
-        points.shrink_to_fit(); // up to half of a flow's points was growth room
-    }
+    let mut psn = PsnSeries::new(chart.psn);
     classify(&mut psn, &replay.events);
     let pauses = pauses(&replay.events);
     let missed = missed(replay.flows.len(), &replay.events);
@@ -438,7 +512,7 @@ fn replay(
 }
 
 /// Marks PSN points with the replay's findings on their frame.
-fn classify(psn: &mut [Vec<PsnPoint>], events: &[Finding]) {
+fn classify(psn: &mut PsnSeries, events: &[Finding]) {
     for ev in events {
         let class = match ev.kind {
             Kind::PsnGap => PsnClass::AfterGap,
@@ -447,14 +521,15 @@ fn classify(psn: &mut [Vec<PsnPoint>], events: &[Finding]) {
             Kind::Duplicate => PsnClass::Duplicate,
             _ => continue,
         };
-        let Some(points) = ev.flow.and_then(|f| psn.get_mut(f as usize)) else {
+        let Some(flow) = ev.flow else {
             continue;
         };
-        let at = points.partition_point(|p| p.frame < ev.frame);
-        if let Some(p) = points.get_mut(at).filter(|p| p.frame == ev.frame) {
+        let points = psn.flow_mut(flow as usize);
+        let at = points.partition_point(|p| p.frame() < ev.frame);
+        if let Some(p) = points.get_mut(at).filter(|p| p.frame() == ev.frame) {
             // A retransmission outranks the gap it may also close.
-            if p.class == PsnClass::InOrder || class == PsnClass::Retransmission {
-                p.class = class;
+            if p.class() == PsnClass::InOrder || class == PsnClass::Retransmission {
+                p.set_class(class);
             }
         }
     }
@@ -741,6 +816,39 @@ mod test {
     use super::*;
     use crate::capture::index::test::{fake_records, write_pcap};
     use std::io::{Seek, SeekFrom, Write};
+
+    /// The chart's points, met interleaved, come back per flow in frame order; flows without
+    /// points and past the last have none; PSN and class survive being packed together.
+    #[test]
+    fn psn_points_come_back_per_flow() {
+        let classes = [
+            PsnClass::InOrder,
+            PsnClass::AfterGap,
+            PsnClass::OutOfOrder,
+            PsnClass::Retransmission,
+            PsnClass::Duplicate,
+        ];
+        let mut met = Vec::new();
+        let mut want: Vec<Vec<(u64, u32, PsnClass)>> = vec![Vec::new(); 6];
+        for frame in 1..=300u64 {
+            let flow = [5u32, 0, 2, 5][frame as usize % 4];
+            let psn = (0x00FF_FFF0 + frame as u32 * 7) & 0x00FF_FFFF;
+            let class = classes[frame as usize % 5];
+            met.push(PsnPoint::new(flow, frame, psn, class).unwrap());
+            want[flow as usize].push((frame, psn, class));
+        }
+        let series = PsnSeries::new(met);
+        for (flow, want) in want.iter().enumerate() {
+            let got: Vec<_> = series
+                .flow(flow)
+                .iter()
+                .map(|p| (p.frame(), p.psn(), p.class()))
+                .collect();
+            assert_eq!(&got, want, "flow {flow}");
+        }
+        assert!(series.flow(6).is_empty() && series.flow(usize::MAX).is_empty());
+        assert_eq!(PsnPoint::new(0, 1 << 32, 1, PsnClass::InOrder), None);
+    }
 
     /// What `index` sends, put together: the index and the error the file ends in.
     fn indexed(path: &Path, split_min: u64) -> (FrameIndex, Option<String>) {
