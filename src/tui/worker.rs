@@ -169,6 +169,7 @@ pub struct PauseSpan {
 #[derive(Debug)]
 pub struct ReplayData {
     pub replay: Replay,
+    /// The PSN chart's points, per flow.
     pub psn: PsnSeries,
     /// PSN points dropped past [`MAX_PSN_POINTS`].
     pub psn_dropped: u64,
