@@ -149,13 +149,7 @@ pub fn render_psn(app: &App, frame: &mut Frame<'_>, area: Rect) {
         return;
     }
     let ys = unwrap_psns(points);
-    let classes = [
-        PsnClass::InOrder,
-        PsnClass::AfterGap,
-        PsnClass::OutOfOrder,
-        PsnClass::Retransmission,
-        PsnClass::Duplicate,
-    ];
+    let classes = PsnClass::ALL;
     #[allow(clippy::cast_precision_loss)]
     let series: Vec<(PsnClass, Vec<(f64, f64)>)> = classes
         .iter()

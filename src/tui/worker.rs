@@ -76,13 +76,9 @@ impl PsnPoint {
 
     #[must_use]
     pub fn class(&self) -> PsnClass {
-        match self.psn_class >> 24 {
-            1 => PsnClass::AfterGap,
-            2 => PsnClass::OutOfOrder,
-            3 => PsnClass::Retransmission,
-            4 => PsnClass::Duplicate,
-            _ => PsnClass::InOrder,
-        }
+        // `ALL` is in declaration order: index = discriminant
+        let at = (self.psn_class >> 24) as usize;
+        PsnClass::ALL.get(at).copied().unwrap_or(PsnClass::InOrder)
     }
 
     fn set_class(&mut self, class: PsnClass) {
@@ -145,6 +141,17 @@ pub enum PsnClass {
     OutOfOrder,
     Retransmission,
     Duplicate,
+}
+
+impl PsnClass {
+    /// Every class, in the chart's legend order (their declaration order).
+    pub const ALL: [PsnClass; 5] = [
+        PsnClass::InOrder,
+        PsnClass::AfterGap,
+        PsnClass::OutOfOrder,
+        PsnClass::Retransmission,
+        PsnClass::Duplicate,
+    ];
 }
 
 /// PSNs of a flow the responder acknowledged but the capture never showed (interfaces.md
@@ -822,13 +829,7 @@ mod test {
     /// points and past the last have none; PSN and class survive being packed together.
     #[test]
     fn psn_points_come_back_per_flow() {
-        let classes = [
-            PsnClass::InOrder,
-            PsnClass::AfterGap,
-            PsnClass::OutOfOrder,
-            PsnClass::Retransmission,
-            PsnClass::Duplicate,
-        ];
+        let classes = PsnClass::ALL;
         let mut met = Vec::new();
         let mut want: Vec<Vec<(u64, u32, PsnClass)>> = vec![Vec::new(); 6];
         for frame in 1..=300u64 {
