@@ -80,6 +80,15 @@ pub enum CaptureFormat {
     PcapNg,
 }
 
+/// Where a second reader takes over a file: [`CaptureReader::resume_point`].
+#[derive(Debug, Clone)]
+pub struct Resume {
+    /// The offset of the record or block it starts at.
+    pub at: u64,
+    format: Format,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Format {
     Pcap(pcap::Pcap),
     PcapNg(pcapng::PcapNg),
@@ -262,27 +271,46 @@ impl CaptureReader {
 }
 
 impl CaptureReader {
-    /// Continues a classic pcap file from the record that starts at `offset`, for a caller that
-    /// knows one starts there (the inspector's second indexer, see [`index::Indexer::open_at`]).
-    /// Frames are numbered from 1 again.
+    /// Where a second reader of this file could take over at `at`, a record's (pcap) or a
+    /// packet block's (pcapng) start: with the format's state as of the file's first frame (a
+    /// pcapng file's byte order and interfaces). A reader that reaches `at` in the same state
+    /// ([`CaptureReader::resumes`]) would read on exactly as the second reader does.
+    pub(crate) fn resume_point(path: &Path, at: u64) -> Option<Resume> {
+        let mut reader = Self::open(path).ok()?;
+        reader.size?;
+        reader.advance()?.ok()?;
+        Some(Resume {
+            at,
+            format: reader.format,
+        })
+    }
+
+    /// Whether this reader stands where `resume` takes over, in the same state.
+    pub(crate) fn resumes(&self, resume: &Resume) -> bool {
+        self.next_offset() == resume.at && self.format == resume.format
+    }
+
+    /// Continues the file from `resume` (see [`index::Indexer::open_at`]). Frames are
+    /// numbered from 1 again.
     ///
     /// # Errors
-    /// A pcapng file or standard input (neither can be entered in the middle), or the file can
-    /// no longer be opened.
-    pub(crate) fn seek_record(&mut self, offset: u64) -> Result<(), CaptureError> {
+    /// Standard input (it cannot be entered in the middle), or the file can no longer be
+    /// opened.
+    pub(crate) fn seek_record(&mut self, resume: &Resume) -> Result<(), CaptureError> {
         let io_err = |error| CaptureError::Io {
             path: self.path.clone(),
             error,
         };
-        if !matches!(self.format, Format::Pcap(_)) || self.size.is_none() {
+        if self.size.is_none() {
             return Err(io_err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                "only a classic pcap file can be read from the middle",
+                "a stream cannot be read from the middle",
             )));
         }
         let mut file = File::open(&self.path).map_err(io_err)?;
-        file.seek(SeekFrom::Start(offset)).map_err(io_err)?;
-        self.input = Input::starting_at(Box::new(file), offset);
+        file.seek(SeekFrom::Start(resume.at)).map_err(io_err)?;
+        self.input = Input::starting_at(Box::new(file), resume.at);
+        self.format = resume.format.clone();
         self.cur = Current::default();
         self.done = false;
         Ok(())

@@ -1,4 +1,4 @@
-//! Any bytes as a pcap file indexed the way `inspect` indexes a large one (issue 13): one
+//! Any bytes as a capture file indexed the way `inspect` indexes a large one (issue 13): one
 //! indexer from the start, stopped where `Indexer::split_point` guesses a record starts, and a
 //! second from there.
 //!
@@ -38,12 +38,12 @@ fn check(path: &Path) {
     let Some(at) = first.split_point(0) else {
         return;
     };
-    first.stop_at(at);
+    first.stop_at(&at);
     let (mut entries, head_end) = whole(&mut first);
     assert!(!(first.reached() && first.passed()));
     if first.reached() {
         assert_eq!(head_end, None);
-        let mut second = Indexer::open_at(path, at).expect("a pcap file");
+        let mut second = Indexer::open_at(path, &at).expect("a file");
         let (rest, rest_end) = whole(&mut second);
         entries.extend(rest);
         if entries.len() < MAX_ENTRIES {

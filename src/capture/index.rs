@@ -4,15 +4,18 @@
 //! frame, where its bytes are ([`IndexEntry`]: file offset, stored length, lengths, time, link
 //! type). [`FrameFile`] then reads any one frame with a seek and one `read_exact`, so memory
 //! grows with the index, never with the file: the inspector keeps the entries in a
-//! [`super::frame_index::FrameIndex`] (12 bytes a frame). Building the index in chunks lets a
-//! caller show the first frames before the whole file has been read.
+//! [`super::frame_index::FrameIndex`] (7 bytes a frame). Building the index in chunks lets a
+//! caller show the first frames before the whole file has been read, and
+//! [`Indexer::split_point`] lets a second indexer take the second half of a large file at the
+//! same time.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::input::read_u32;
-use super::{CaptureError, CaptureFormat, CaptureReader, Frame, LinkType, MAX_RECORD_LEN};
+use super::pcapng::block;
+use super::{CaptureError, CaptureReader, Format, Frame, LinkType, MAX_RECORD_LEN, Resume};
 
 /// Bytes read at the middle of the file to find a record starting there.
 const SYNC_WINDOW: usize = 1 << 20;
@@ -66,8 +69,8 @@ impl CaptureReader {
 pub struct Indexer {
     reader: CaptureReader,
     done: bool,
-    /// Where this indexer stops: the offset another indexer started at ([`Indexer::stop_at`]).
-    stop_at: Option<u64>,
+    /// Where this indexer stops: where another indexer started ([`Indexer::stop_at`]).
+    stop_at: Option<Resume>,
     /// The indexer stopped there, on a record boundary.
     reached: bool,
     /// The indexer read past it (a record spans it).
@@ -98,33 +101,27 @@ impl Indexer {
         })
     }
 
-    /// Opens a classic pcap file for indexing from the record that starts at `offset` (one
-    /// [`Indexer::split_point`] gave). Entries keep their offsets in the file.
+    /// Opens a file for indexing from where [`Indexer::split_point`] said. Entries keep their
+    /// offsets in the file.
     ///
     /// # Errors
-    /// As [`Indexer::open`], and a file that is not classic pcap.
-    pub fn open_at(path: &Path, offset: u64) -> Result<Self, CaptureError> {
+    /// As [`Indexer::open`].
+    pub fn open_at(path: &Path, from: &Resume) -> Result<Self, CaptureError> {
         let mut ix = Self::open(path)?;
-        ix.reader.seek_record(offset)?;
+        ix.reader.seek_record(from)?;
         Ok(ix)
     }
 
-    /// Where a second indexer could start on a classic pcap file of at least `min_size` bytes,
-    /// so that two threads index its halves at once: a position near the middle where a chain
-    /// of plausible records
-    /// starts. Random bytes can look like one, so the position is only a guess until the
-    /// first indexer, stopped there by [`Indexer::stop_at`], lands on it
-    /// ([`Indexer::reached`]); if it does not, it reads on and the second index is not used.
+    /// Where a second indexer could start on a pcap or pcapng file of at least `min_size`
+    /// bytes, so that two threads index its halves at once: a position near the middle where
+    /// a chain of plausible records (pcapng: blocks, the first an enhanced packet block)
+    /// starts, with the format's state as of the first frame. Random bytes can look like
+    /// such a chain, and a pcapng file can describe more interfaces on the way, so this is
+    /// only a guess until the first indexer, stopped there by [`Indexer::stop_at`], lands on
+    /// it in that state ([`Indexer::reached`]); if it does not, it reads on and the second
+    /// index is not used.
     #[must_use]
-    pub fn split_point(&self, min_size: u64) -> Option<u64> {
-        let CaptureFormat::Pcap {
-            nanosecond,
-            big_endian,
-            ..
-        } = self.reader.format()
-        else {
-            return None;
-        };
+    pub fn split_point(&self, min_size: u64) -> Option<Resume> {
         let size = self.reader.size_hint().filter(|&s| s >= min_size.max(2))?;
         let start = size / 2;
         let mut file = File::open(self.reader.path()).ok()?;
@@ -133,18 +130,26 @@ impl Indexer {
         file.take(SYNC_WINDOW as u64)
             .read_to_end(&mut window)
             .ok()?;
-        let shape = RecordShape {
-            big: big_endian,
-            frac_limit: if nanosecond { 1_000_000_000 } else { 1_000_000 },
-        };
         let left = size - start;
-        let at = (0..window.len()).find(|&p| shape.chain_at(&window, p, left))?;
-        Some(start + at as u64)
+        let at = match &self.reader.format {
+            Format::Pcap(p) => {
+                let shape = RecordShape {
+                    big: p.big,
+                    frac_limit: if p.nanos { 1_000_000_000 } else { 1_000_000 },
+                };
+                (0..window.len()).find(|&p| shape.chain_at(&window, p, left))?
+            }
+            // blocks start 4-byte aligned in the file
+            Format::PcapNg(ng) => (((4 - start % 4) % 4) as usize..window.len())
+                .step_by(4)
+                .find(|&p| block_chain_at(&window, p, left, ng.big))?,
+        };
+        CaptureReader::resume_point(self.reader.path(), start + at as u64)
     }
 
-    /// Stops this indexer where the record at `offset` starts, if it lands there.
-    pub fn stop_at(&mut self, offset: u64) {
-        self.stop_at = Some(offset);
+    /// Stops this indexer where `at` takes over, if it lands there in the same state.
+    pub fn stop_at(&mut self, at: &Resume) {
+        self.stop_at = Some(at.clone());
     }
 
     /// The indexer stopped where [`Indexer::stop_at`] said (the entries up to it are complete).
@@ -181,14 +186,14 @@ impl Indexer {
             return Ok(false);
         }
         for _ in 0..max {
-            if let Some(at) = self.stop_at {
+            if let Some(at) = &self.stop_at {
                 let next = self.reader.next_offset();
-                if next == at {
+                if self.reader.resumes(at) {
                     self.reached = true;
                     self.done = true;
                     return Ok(false);
                 }
-                if next > at {
+                if next >= at.at {
                     self.stop_at = None;
                     self.passed = true;
                 }
@@ -260,6 +265,43 @@ impl RecordShape {
         }
         true
     }
+}
+
+/// Whether plausible pcapng blocks follow one another from `p` in `window` (see
+/// [`RecordShape::chain_at`]), the first an enhanced packet block: each a length of at least 12
+/// and a multiple of 4, repeated at its end. A new section ends the chain (its byte order may
+/// differ).
+fn block_chain_at(window: &[u8], p: usize, left: u64, big: bool) -> bool {
+    let mut q = p;
+    for n in 0..SYNC_RECORDS {
+        if q as u64 == left {
+            return n > 0;
+        }
+        let (Some(kind), Some(len)) = (read_u32(window, q, big), read_u32(window, q + 4, big))
+        else {
+            return n >= SYNC_MIN;
+        };
+        if n == 0 && kind != block::ENHANCED_PACKET {
+            return false;
+        }
+        if kind == block::SECTION_HEADER {
+            return n >= SYNC_MIN;
+        }
+        let len = len as usize;
+        if len < 12 || !len.is_multiple_of(4) || len > MAX_RECORD_LEN {
+            return false;
+        }
+        match read_u32(window, q + len - 4, big) {
+            Some(trailer) if trailer as usize == len => {}
+            Some(_) => return false,
+            None => return n >= SYNC_MIN,
+        }
+        q += len;
+        if q as u64 > left {
+            return false;
+        }
+    }
+    true
 }
 
 /// Reads single frames of an indexed capture file.
@@ -338,6 +380,60 @@ pub(crate) mod test {
         file
     }
 
+    /// A pcapng file (little-endian, one interface, microseconds) of `records` enhanced packet
+    /// blocks as [`write_pcap`] fills them; when `idb_before` is given, a second interface (in
+    /// nanoseconds) is described before that packet, and the packets from there are on it.
+    pub(crate) fn write_pcapng(
+        records: usize,
+        size: impl Fn(usize) -> usize,
+        fill: impl Fn(usize, &mut [u8]),
+        idb_before: Option<usize>,
+    ) -> tempfile::NamedTempFile {
+        fn block(bytes: &mut Vec<u8>, kind: u32, body: &[u8]) {
+            let len = 12 + body.len().div_ceil(4) * 4;
+            bytes.extend_from_slice(&kind.to_le_bytes());
+            bytes.extend_from_slice(&(len as u32).to_le_bytes());
+            bytes.extend_from_slice(body);
+            bytes.resize(bytes.len() + (4 - body.len() % 4) % 4, 0);
+            bytes.extend_from_slice(&(len as u32).to_le_bytes());
+        }
+        let idb = [1u8, 0, 0, 0, 0, 0, 1, 0];
+        let mut bytes = Vec::new();
+        let shb = [
+            0x4D, 0x3C, 0x2B, 0x1A, 1, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        ];
+        block(&mut bytes, 0x0A0D_0D0A, &shb);
+        block(&mut bytes, 1, &idb);
+        // the second interface counts in nanoseconds (if_tsresol 9), and the packets after it
+        // are on it
+        let idb_ns = [1u8, 0, 0, 0, 0, 0, 1, 0, 9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0];
+        let mut iface = 0u32;
+        for i in 0..records {
+            if idb_before == Some(i) {
+                block(&mut bytes, 1, &idb_ns);
+                iface = 1;
+            }
+            let mut data = vec![0u8; size(i)];
+            fill(i, &mut data);
+            let ts = 1_700_000_000_000_000u64 + i as u64;
+            let mut body = Vec::new();
+            for word in [
+                iface,
+                (ts >> 32) as u32,
+                ts as u32,
+                data.len() as u32,
+                data.len() as u32,
+            ] {
+                body.extend_from_slice(&word.to_le_bytes());
+            }
+            body.extend_from_slice(&data);
+            block(&mut bytes, 6, &body);
+        }
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(&bytes).unwrap();
+        file
+    }
+
     /// Payloads that are chains of plausible pcap records themselves (100 bytes each): a
     /// second indexer finds its start inside one.
     pub(crate) fn fake_records(_: usize, data: &mut [u8]) {
@@ -367,13 +463,13 @@ pub(crate) mod test {
         let (all, end) = whole(&mut Indexer::open(file).unwrap());
         let mut first = Indexer::open(file).unwrap();
         let at = first.split_point(0).expect("a split point");
-        first.stop_at(at);
+        first.stop_at(&at);
         let (mut entries, head_end) = whole(&mut first);
         assert_eq!(first.reached(), expect_reached, "{}", file.display());
         assert_eq!(first.passed(), !expect_reached);
         if first.reached() {
             assert_eq!(head_end, None);
-            let (rest, rest_end) = whole(&mut Indexer::open_at(file, at).unwrap());
+            let (rest, rest_end) = whole(&mut Indexer::open_at(file, &at).unwrap());
             entries.extend(rest);
             assert_eq!(rest_end, end);
         } else {
@@ -393,9 +489,19 @@ pub(crate) mod test {
         // the middle is in a payload of fake records: the first indexer reads on
         let fakes = write_pcap(333, |_| 4000, fake_records, 0);
         check_split(fakes.path(), false);
+        // pcapng: the same, and a second interface described before the middle (the state
+        // the second indexer would start in is not the first's there: it reads on)
+        let ng = write_pcapng(3000, sizes, |i, d| d.fill(i as u8), None);
+        check_split(ng.path(), true);
+        let ng_cut = write_pcapng(3000, sizes, |i, d| d.fill(i as u8), None);
+        let len = ng_cut.as_file().metadata().unwrap().len();
+        ng_cut.as_file().set_len(len - 10).unwrap();
+        check_split(ng_cut.path(), true);
+        let ng_idb = write_pcapng(3000, sizes, |i, d| d.fill(i as u8), Some(1000));
+        check_split(ng_idb.path(), false);
         // no split point in a file below the size asked
         let ix = Indexer::open(plain.path()).unwrap();
-        assert_eq!(ix.split_point(u64::MAX), None);
+        assert!(ix.split_point(u64::MAX).is_none());
     }
 
     #[test]

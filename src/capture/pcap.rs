@@ -18,6 +18,7 @@ const PCAP_RECORD_HEADER_LEN: usize = 16;
 pub(super) const MAGICS: [u32; 4] = [0xA1B2_C3D4, 0xD4C3_B2A1, 0xA1B2_3C4D, 0x4D3C_B2A1];
 
 /// A pcap file being read: its global header's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Pcap {
     pub(super) big: bool,
     pub(super) nanos: bool,

@@ -25,8 +25,9 @@ mod magic {
 pub(super) const MAGIC: u32 = block::SECTION_HEADER;
 
 /// A pcapng file being read: the current section's byte order and interfaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct PcapNg {
-    big: bool,
+    pub(super) big: bool,
     ifaces: Vec<Iface>,
 }
 
@@ -42,7 +43,7 @@ impl PcapNg {
     }
 }
 
-mod block {
+pub(super) mod block {
     pub const SECTION_HEADER: u32 = 0x0A0D_0D0A;
     pub const INTERFACE_DESCRIPTION: u32 = 1;
     pub const PACKET: u32 = 2;
@@ -51,7 +52,7 @@ mod block {
 }
 
 /// Timestamp unit of a pcapng interface (`if_tsresol`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TsUnit {
     /// 10^-n seconds.
     Pow10(u8),
@@ -82,7 +83,7 @@ impl TsUnit {
 }
 
 /// What the reader needs to know about one pcapng interface.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Iface {
     link: LinkType,
     snaplen: u32,

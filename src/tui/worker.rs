@@ -1,5 +1,5 @@
 //! Background work of the inspector behind one [`Workers`] handle: the frame index, then the
-//! replay, on one thread (a large pcap file is indexed from its middle by a second one at the
+//! replay, on one thread (a large pcap or pcapng file is indexed from its middle by a second one at the
 //! same time, so that `G` waits for half the file), and filter scans, each on its own thread.
 //!
 //! Each worker reads the capture itself and sends [`Update`]s; the UI thread applies them to
@@ -22,9 +22,9 @@ use std::time::Duration;
 
 use rocescope_dissectors::stack::DissectOptions;
 
-use crate::capture::CaptureReader;
 use crate::capture::frame_index::FrameIndex;
 use crate::capture::index::{IndexEntry, Indexer};
+use crate::capture::{CaptureReader, Resume};
 use crate::filter::{Filter, FrameMarks};
 use crate::frame::FrameView;
 use crate::live::{self, LiveConfig};
@@ -35,7 +35,7 @@ use crate::source::{self, Limited, Threads};
 
 /// Index entries sent per update.
 const INDEX_CHUNK: usize = 16_384;
-/// Smallest pcap file indexed by two threads at once (a smaller one takes well under 0.1 s).
+/// Smallest capture file indexed by two threads at once (a smaller one takes well under 0.1 s).
 const SPLIT_MIN: u64 = 64 << 20;
 /// Filter matches sent per update.
 const MATCH_CHUNK: usize = 4_096;
@@ -352,7 +352,7 @@ fn spawn_index(cfg: &WorkerCfg, tx: Sender<Update>, stop: Arc<AtomicBool>) {
 }
 
 /// Indexes the whole file, sending the entries in order; the error the file ends in, `None`
-/// when it was stopped. A pcap file of `split_min` bytes or more is indexed from its middle at
+/// when it was stopped. A file of `split_min` bytes or more is indexed from its middle at
 /// the same time, on a second thread ([`Indexer::split_point`]); that half is sent whole once
 /// this thread has reached where it began.
 fn index(
@@ -368,10 +368,11 @@ fn index(
     let drop_tail = Arc::new(AtomicBool::new(false));
     let mut tail = ix.split_point(split_min).and_then(|at| {
         let (path, stop, drop_tail) = (path.to_owned(), Arc::clone(stop), Arc::clone(&drop_tail));
-        let spawned = thread::Builder::new()
-            .name("inspect-index2".into())
-            .spawn(move || index_tail(&path, at, &stop, &drop_tail));
-        spawned.ok().inspect(|_| ix.stop_at(at))
+        let spawned = thread::Builder::new().name("inspect-index2".into()).spawn({
+            let at = at.clone();
+            move || index_tail(&path, &at, &stop, &drop_tail)
+        });
+        spawned.ok().inspect(|_| ix.stop_at(&at))
     });
     let mut chunk = Vec::with_capacity(INDEX_CHUNK);
     loop {
@@ -421,7 +422,7 @@ fn index(
 /// when it could not start or was stopped.
 fn index_tail(
     path: &Path,
-    at: u64,
+    at: &Resume,
     stop: &AtomicBool,
     drop_tail: &AtomicBool,
 ) -> Option<(FrameIndex, Option<String>)> {
@@ -822,7 +823,7 @@ pub fn flow_filter(src: Addr, dst: Addr, dest_qp: u32) -> String {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::capture::index::test::{fake_records, write_pcap};
+    use crate::capture::index::test::{fake_records, write_pcap, write_pcapng};
     use std::io::{Seek, SeekFrom, Write};
 
     /// The chart's points, met interleaved, come back per flow in frame order; flows without
@@ -881,11 +882,16 @@ mod test {
         let mut f = early.as_file();
         f.seek(SeekFrom::Start(24 + 10 * 116 + 8)).unwrap();
         f.write_all(&0x7FFF_FFFFu32.to_le_bytes()).unwrap();
+        // pcapng, and pcapng with a second interface described on the way
+        let ng = write_pcapng(3000, sizes, |i, d| d.fill(i as u8), None);
+        let ng_idb = write_pcapng(3000, sizes, |i, d| d.fill(i as u8), Some(1000));
         for (file, frames, error) in [
             (&plain, 3000, false),
             (&cut, 2999, true),
             (&fakes, 333, false),
             (&early, 10, true),
+            (&ng, 3000, false),
+            (&ng_idb, 3000, false),
         ] {
             let path = file.path();
             let (one, one_end) = indexed(path, u64::MAX);
