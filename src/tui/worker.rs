@@ -113,7 +113,8 @@ impl PsnSeries {
     }
 
     fn range(&self, flow: usize) -> std::ops::Range<usize> {
-        match (self.starts.get(flow), self.starts.get(flow + 1)) {
+        let next = flow.checked_add(1).and_then(|n| self.starts.get(n));
+        match (self.starts.get(flow), next) {
             (Some(&a), Some(&b)) => a as usize..b as usize,
             _ => 0..0,
         }
