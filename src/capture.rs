@@ -80,7 +80,15 @@ pub enum CaptureFormat {
     PcapNg,
 }
 
-/// Where a second reader takes over a file: [`CaptureReader::resume_point`].
+/// Bytes read at the middle of a file to find a record starting there.
+const SYNC_WINDOW: usize = 1 << 20;
+/// Consecutive plausible records (pcapng: blocks) that make a position a record's start
+/// (fewer when they end exactly at the end of the file, or run past the window after
+/// [`SYNC_MIN`]).
+const SYNC_RECORDS: usize = 32;
+const SYNC_MIN: usize = 4;
+
+/// Where a second reader takes over a file: [`CaptureReader::split_point`].
 #[derive(Debug, Clone)]
 pub struct Resume {
     /// The offset of the record or block it starts at.
@@ -271,11 +279,31 @@ impl CaptureReader {
 }
 
 impl CaptureReader {
-    /// Where a second reader of this file could take over at `at`, a record's (pcap) or a
-    /// packet block's (pcapng) start: with the format's state as of the file's first frame (a
-    /// pcapng file's byte order and interfaces). A reader that reaches `at` in the same state
-    /// ([`CaptureReader::resumes`]) would read on exactly as the second reader does.
-    pub(crate) fn resume_point(path: &Path, at: u64) -> Option<Resume> {
+    /// Where a second reader could take over a file of at least `min_size` bytes: near the
+    /// middle, where a chain of plausible records (pcapng: blocks) starts, with the format's
+    /// state as of the file's first frame (a pcapng file's byte order and interfaces). It is a
+    /// guess: payload bytes can look like records, and a pcapng file can describe more
+    /// interfaces on the way. A reader that reaches it in the same state
+    /// ([`CaptureReader::resumes`]) reads on exactly as the second reader does.
+    pub(crate) fn split_point(&self, min_size: u64) -> Option<Resume> {
+        let size = self.size.filter(|&s| s >= min_size.max(2))?;
+        let start = size / 2;
+        let mut file = File::open(&self.path).ok()?;
+        file.seek(SeekFrom::Start(start)).ok()?;
+        let mut window = Vec::with_capacity(SYNC_WINDOW);
+        file.take(SYNC_WINDOW as u64)
+            .read_to_end(&mut window)
+            .ok()?;
+        let left = size - start;
+        let at = match &self.format {
+            Format::Pcap(p) => p.record_start(&window, left)?,
+            Format::PcapNg(ng) => ng.block_start(&window, start, left)?,
+        };
+        Self::resume_point(&self.path, start + at as u64)
+    }
+
+    /// A second reader's state at `at`: the format's as of the file's first frame.
+    fn resume_point(path: &Path, at: u64) -> Option<Resume> {
         let mut reader = Self::open(path).ok()?;
         reader.size?;
         reader.advance()?.ok()?;

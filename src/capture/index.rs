@@ -13,20 +13,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use super::input::read_u32;
-use super::pcapng::block;
-use super::{CaptureError, CaptureReader, Format, Frame, LinkType, MAX_RECORD_LEN, Resume};
-
-/// Bytes read at the middle of the file to find a record starting there.
-const SYNC_WINDOW: usize = 1 << 20;
-/// Consecutive plausible records that make a position a record's start (fewer when they end
-/// exactly at the end of the file, or run past the window after [`SYNC_MIN`]).
-const SYNC_RECORDS: usize = 32;
-const SYNC_MIN: usize = 4;
-/// Seconds a record of the chain may be from its first (a capture of longer does not look
-/// like random bytes either way).
-const SYNC_SPREAD_S: u32 = 86_400;
-const PCAP_RECORD_HEADER_LEN: usize = 16;
+use super::{CaptureError, CaptureReader, Frame, LinkType, MAX_RECORD_LEN, Resume};
 
 /// Where one frame is in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,39 +99,14 @@ impl Indexer {
         Ok(ix)
     }
 
-    /// Where a second indexer could start on a pcap or pcapng file of at least `min_size`
-    /// bytes, so that two threads index its halves at once: a position near the middle where
-    /// a chain of plausible records (pcapng: blocks, the first an enhanced packet block)
-    /// starts, with the format's state as of the first frame. Random bytes can look like
-    /// such a chain, and a pcapng file can describe more interfaces on the way, so this is
-    /// only a guess until the first indexer, stopped there by [`Indexer::stop_at`], lands on
-    /// it in that state ([`Indexer::reached`]); if it does not, it reads on and the second
-    /// index is not used.
+    /// Where a second indexer could start on a file of at least `min_size` bytes, so that two
+    /// threads index its halves at once ([`CaptureReader::split_point`]). It is only a guess
+    /// until this indexer, stopped there by [`Indexer::stop_at`], lands on it in the same
+    /// state ([`Indexer::reached`]); if it does not, it reads on and the second index is not
+    /// used.
     #[must_use]
     pub fn split_point(&self, min_size: u64) -> Option<Resume> {
-        let size = self.reader.size_hint().filter(|&s| s >= min_size.max(2))?;
-        let start = size / 2;
-        let mut file = File::open(self.reader.path()).ok()?;
-        file.seek(SeekFrom::Start(start)).ok()?;
-        let mut window = Vec::with_capacity(SYNC_WINDOW);
-        file.take(SYNC_WINDOW as u64)
-            .read_to_end(&mut window)
-            .ok()?;
-        let left = size - start;
-        let at = match &self.reader.format {
-            Format::Pcap(p) => {
-                let shape = RecordShape {
-                    big: p.big,
-                    frac_limit: if p.nanos { 1_000_000_000 } else { 1_000_000 },
-                };
-                (0..window.len()).find(|&p| shape.chain_at(&window, p, left))?
-            }
-            // blocks start 4-byte aligned in the file
-            Format::PcapNg(ng) => (((4 - start % 4) % 4) as usize..window.len())
-                .step_by(4)
-                .find(|&p| block_chain_at(&window, p, left, ng.big))?,
-        };
-        CaptureReader::resume_point(self.reader.path(), start + at as u64)
+        self.reader.split_point(min_size)
     }
 
     /// Stops this indexer where `at` takes over, if it lands there in the same state.
@@ -187,13 +149,12 @@ impl Indexer {
         }
         for _ in 0..max {
             if let Some(at) = &self.stop_at {
-                let next = self.reader.next_offset();
                 if self.reader.resumes(at) {
                     self.reached = true;
                     self.done = true;
                     return Ok(false);
                 }
-                if next >= at.at {
+                if self.reader.next_offset() >= at.at {
                     self.stop_at = None;
                     self.passed = true;
                 }
@@ -224,84 +185,6 @@ impl Indexer {
         }
         Ok(true)
     }
-}
-
-/// What a classic pcap record header looks like in one file.
-struct RecordShape {
-    big: bool,
-    /// Timestamp fractions are below this (microseconds or nanoseconds).
-    frac_limit: u32,
-}
-
-impl RecordShape {
-    /// Whether plausible records follow one another from `p` in `window`, whose last byte is
-    /// `left` bytes before the end of the file: [`SYNC_RECORDS`] of them, or at least one that
-    /// ends exactly at the end of the file, or [`SYNC_MIN`] before the chain leaves the window.
-    fn chain_at(&self, window: &[u8], p: usize, left: u64) -> bool {
-        let mut q = p;
-        let mut first_sec = None;
-        for n in 0..SYNC_RECORDS {
-            if q as u64 == left {
-                return n > 0;
-            }
-            let Some(header) = window.get(q..q + PCAP_RECORD_HEADER_LEN) else {
-                return n >= SYNC_MIN;
-            };
-            let field = |at| read_u32(header, at, self.big).unwrap_or(0);
-            let (sec, frac, incl, orig) = (field(0), field(4), field(8), field(12));
-            let first = *first_sec.get_or_insert(sec);
-            if frac >= self.frac_limit
-                || incl == 0
-                || incl > orig
-                || incl as usize > MAX_RECORD_LEN - PCAP_RECORD_HEADER_LEN
-                || sec.abs_diff(first) > SYNC_SPREAD_S
-            {
-                return false;
-            }
-            q += PCAP_RECORD_HEADER_LEN + incl as usize;
-            if q as u64 > left {
-                return false;
-            }
-        }
-        true
-    }
-}
-
-/// Whether plausible pcapng blocks follow one another from `p` in `window` (see
-/// [`RecordShape::chain_at`]), the first an enhanced packet block: each a length of at least 12
-/// and a multiple of 4, repeated at its end. A new section ends the chain (its byte order may
-/// differ).
-fn block_chain_at(window: &[u8], p: usize, left: u64, big: bool) -> bool {
-    let mut q = p;
-    for n in 0..SYNC_RECORDS {
-        if q as u64 == left {
-            return n > 0;
-        }
-        let (Some(kind), Some(len)) = (read_u32(window, q, big), read_u32(window, q + 4, big))
-        else {
-            return n >= SYNC_MIN;
-        };
-        if n == 0 && kind != block::ENHANCED_PACKET {
-            return false;
-        }
-        if kind == block::SECTION_HEADER {
-            return n >= SYNC_MIN;
-        }
-        let len = len as usize;
-        if len < 12 || !len.is_multiple_of(4) || len > MAX_RECORD_LEN {
-            return false;
-        }
-        match read_u32(window, q + len - 4, big) {
-            Some(trailer) if trailer as usize == len => {}
-            Some(_) => return false,
-            None => return n >= SYNC_MIN,
-        }
-        q += len;
-        if q as u64 > left {
-            return false;
-        }
-    }
-    true
 }
 
 /// Reads single frames of an indexed capture file.

@@ -13,6 +13,9 @@ use crate::frame::LinkType;
 
 const PCAP_HEADER_LEN: usize = 24;
 const PCAP_RECORD_HEADER_LEN: usize = 16;
+/// Seconds a record of a chain may be from its first (a capture of longer does not look like
+/// random bytes either way).
+const SYNC_SPREAD_S: u32 = 86_400;
 
 /// The four magic numbers: microseconds or nanoseconds, as read big-endian from either order.
 pub(super) const MAGICS: [u32; 4] = [0xA1B2_C3D4, 0xD4C3_B2A1, 0xA1B2_3C4D, 0x4D3C_B2A1];
@@ -58,6 +61,44 @@ pub(super) fn open(path: &Path, input: &mut Input) -> Result<Pcap, CaptureError>
 }
 
 impl Pcap {
+    /// The first position of `window` where a record seems to start ([`super::SYNC_RECORDS`]
+    /// plausible records in a row: a fraction below its unit, 0 < captured <= original
+    /// length, seconds within a day of each other); `left` is how far the file goes past the
+    /// window's first byte.
+    pub(super) fn record_start(&self, window: &[u8], left: u64) -> Option<usize> {
+        (0..window.len()).find(|&p| self.chain_at(window, p, left))
+    }
+
+    fn chain_at(&self, window: &[u8], p: usize, left: u64) -> bool {
+        let frac_limit = if self.nanos { 1_000_000_000 } else { 1_000_000 };
+        let mut q = p;
+        let mut first_sec = None;
+        for n in 0..super::SYNC_RECORDS {
+            if q as u64 == left {
+                return n > 0;
+            }
+            let Some(header) = window.get(q..q + PCAP_RECORD_HEADER_LEN) else {
+                return n >= super::SYNC_MIN;
+            };
+            let field = |at| read_u32(header, at, self.big).unwrap_or(0);
+            let (sec, frac, incl, orig) = (field(0), field(4), field(8), field(12));
+            let first = *first_sec.get_or_insert(sec);
+            if frac >= frac_limit
+                || incl == 0
+                || incl > orig
+                || incl as usize > MAX_RECORD_LEN - PCAP_RECORD_HEADER_LEN
+                || sec.abs_diff(first) > SYNC_SPREAD_S
+            {
+                return false;
+            }
+            q += PCAP_RECORD_HEADER_LEN + incl as usize;
+            if q as u64 > left {
+                return false;
+            }
+        }
+        true
+    }
+
     /// The next record's frame, `None` at the end of the input.
     pub(super) fn next(&self, input: &mut Input) -> Result<Option<Current>, StepError> {
         next(input, self.big, self.nanos, self.link)

@@ -27,11 +27,60 @@ pub(super) const MAGIC: u32 = block::SECTION_HEADER;
 /// A pcapng file being read: the current section's byte order and interfaces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct PcapNg {
-    pub(super) big: bool,
+    big: bool,
     ifaces: Vec<Iface>,
 }
 
 impl PcapNg {
+    /// The first position of `window` (which starts at `start` in the file) where an enhanced
+    /// packet block seems to start: 4-byte aligned in the file, and the first of
+    /// [`super::SYNC_RECORDS`] plausible blocks in a row (a length of at least 12 and a
+    /// multiple of 4, repeated at the block's end); `left` is how far the file goes past the
+    /// window's first byte. Starting on an enhanced packet block, no simple packet block takes
+    /// its time from a frame before the point. A new section ends the chain (its byte order
+    /// may differ).
+    pub(super) fn block_start(&self, window: &[u8], start: u64, left: u64) -> Option<usize> {
+        let aligned = ((4 - start % 4) % 4) as usize;
+        (aligned..window.len())
+            .step_by(4)
+            .find(|&p| self.chain_at(window, p, left))
+    }
+
+    fn chain_at(&self, window: &[u8], p: usize, left: u64) -> bool {
+        let mut q = p;
+        for n in 0..super::SYNC_RECORDS {
+            if q as u64 == left {
+                return n > 0;
+            }
+            let (Some(kind), Some(len)) = (
+                read_u32(window, q, self.big),
+                read_u32(window, q + 4, self.big),
+            ) else {
+                return n >= super::SYNC_MIN;
+            };
+            if n == 0 && kind != block::ENHANCED_PACKET {
+                return false;
+            }
+            if kind == block::SECTION_HEADER {
+                return n >= super::SYNC_MIN;
+            }
+            let len = len as usize;
+            if len < 12 || !len.is_multiple_of(4) || len > MAX_RECORD_LEN {
+                return false;
+            }
+            match read_u32(window, q + len - 4, self.big) {
+                Some(trailer) if trailer as usize == len => {}
+                Some(_) => return false,
+                None => return n >= super::SYNC_MIN,
+            }
+            q += len;
+            if q as u64 > left {
+                return false;
+            }
+        }
+        true
+    }
+
     /// The next packet block's frame, `None` at the end of the input; `last_time_ns` is the
     /// time a simple packet block (which has none) takes.
     pub(super) fn next(
@@ -43,7 +92,7 @@ impl PcapNg {
     }
 }
 
-pub(super) mod block {
+mod block {
     pub const SECTION_HEADER: u32 = 0x0A0D_0D0A;
     pub const INTERFACE_DESCRIPTION: u32 = 1;
     pub const PACKET: u32 = 2;
