@@ -7,7 +7,7 @@
 //! header, a pcapng block's header and padding). A frame's offset is its block's plus the
 //! lengths and gaps before it in the block (at most 255 of each to add, for a frame shown on
 //! screen). A frame that does not fit (more than 4.29 s from its block's first frame, time
-//! going backwards, another link type, 65,535 bytes or more, a gap of 255 or more, a
+//! going backwards, another link type, 65,536 bytes or more, a gap of 256 or more, a
 //! captured length other than its stored one) is kept whole on the side; its time slot says
 //! so. Original lengths are kept as the difference from the stored one (2 bytes a frame),
 //! from the first frame cut short on (a capture with a snap length), and on the side beyond
@@ -22,8 +22,6 @@ const BLOCK: usize = 256;
 const ASIDE: u32 = u32::MAX;
 /// A frame's original-length slot when its original length is kept on the side.
 const LONG: u16 = u16::MAX;
-/// Gaps below this fit a frame's gap slot.
-const GAP_LIMIT: u64 = 255;
 
 #[derive(Debug, Clone, Copy)]
 struct Block {
@@ -40,7 +38,6 @@ pub struct FrameIndex {
     pieces: Vec<Piece>,
     /// The first frame of each piece.
     starts: Vec<usize>,
-    frames: usize,
 }
 
 impl FrameIndex {
@@ -55,19 +52,21 @@ impl FrameIndex {
         FrameIndex {
             pieces: vec![Piece::with_capacity(frames)],
             starts: vec![0],
-            frames: 0,
         }
     }
 
     /// Frames indexed.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.frames
+        match (self.starts.last(), self.pieces.last()) {
+            (Some(start), Some(last)) => start + last.len(),
+            _ => 0,
+        }
     }
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.frames == 0
+        self.len() == 0
     }
 
     /// Appends the next frame's entry.
@@ -78,7 +77,6 @@ impl FrameIndex {
         }
         if let Some(last) = self.pieces.last_mut() {
             last.push(e);
-            self.frames += 1;
         }
     }
 
@@ -100,8 +98,7 @@ impl FrameIndex {
                 self.pieces.pop();
                 self.starts.pop();
             }
-            self.starts.push(self.frames);
-            self.frames += piece.len();
+            self.starts.push(self.len());
             self.pieces.push(piece);
         }
     }
@@ -109,7 +106,7 @@ impl FrameIndex {
     /// The entry of the frame at `i` (0-based).
     #[must_use]
     pub fn get(&self, i: usize) -> Option<IndexEntry> {
-        if i >= self.frames {
+        if i >= self.len() {
             return None;
         }
         let p = self
@@ -180,17 +177,17 @@ impl Piece {
         } else {
             e.offset
                 .checked_sub(self.last_end)
-                .filter(|&g| g < GAP_LIMIT)
+                .and_then(|g| u8::try_from(g).ok())
         };
         let time = e.time_ns.checked_sub(b.time_ns).map(u32::try_from);
-        let len = u16::try_from(e.len).ok().filter(|&l| l != u16::MAX);
+        let len = u16::try_from(e.len).ok();
         match (gap, time, len) {
             (Some(gap), Some(Ok(t)), Some(len))
                 if t != ASIDE && e.link == b.link && e.caplen == e.len =>
             {
                 self.time.push(t);
                 self.len.push(len);
-                self.gap.push(u8::try_from(gap).unwrap_or(0));
+                self.gap.push(gap);
             }
             _ => {
                 self.time.push(ASIDE);
@@ -299,6 +296,10 @@ mod test {
         for e in &mut all[1200..] {
             e.offset += 300;
         }
+        // and 255 bytes before frame 1300 (1 before it + 254): the largest gap that fits
+        for e in &mut all[1300..] {
+            e.offset += 254;
+        }
         for (at, len) in [(1500, 70_000), (1600, 65_534), (1700, 65_535)] {
             all[at].len = len;
             all[at].caplen = len;
@@ -332,9 +333,9 @@ mod test {
         assert_eq!(index.get(all.len()), None);
         assert_eq!(index.first_time_ns(), Some(all[0].time_ns));
         // 300 and 301 (too far in time), 600 (link type), 700 (5 GiB from the frame before),
-        // 900 (captured length), 1200 (gap), 1500 and 1700 (length)
+        // 900 (captured length), 1200 (gap), 1500 (length; 65,535 still fits)
         let aside: Vec<usize> = index.pieces[0].aside.iter().map(|&(i, _)| i).collect();
-        assert_eq!(aside, [300, 301, 600, 700, 900, 1200, 1500, 1700]);
+        assert_eq!(aside, [300, 301, 600, 700, 900, 1200, 1500]);
     }
 
     /// An index built in pieces, on and off the block grid, and appended gives back what one
