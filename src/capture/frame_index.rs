@@ -80,13 +80,6 @@ impl FrameIndex {
         }
     }
 
-    /// Appends entries, in order.
-    pub fn extend(&mut self, entries: &[IndexEntry]) {
-        for e in entries {
-            self.push(e);
-        }
-    }
-
     /// Appends every entry of `other`, in order, by moving its pieces.
     pub fn append(&mut self, other: FrameIndex) {
         for piece in other.pieces {
@@ -120,6 +113,23 @@ impl FrameIndex {
     #[must_use]
     pub fn first_time_ns(&self) -> Option<u64> {
         self.get(0).map(|e| e.time_ns)
+    }
+}
+
+/// Appends entries, in order.
+impl Extend<IndexEntry> for FrameIndex {
+    fn extend<I: IntoIterator<Item = IndexEntry>>(&mut self, entries: I) {
+        for e in entries {
+            self.push(&e);
+        }
+    }
+}
+
+impl<'a> Extend<&'a IndexEntry> for FrameIndex {
+    fn extend<I: IntoIterator<Item = &'a IndexEntry>>(&mut self, entries: I) {
+        for e in entries {
+            self.push(e);
+        }
     }
 }
 

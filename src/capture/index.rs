@@ -134,14 +134,15 @@ impl Indexer {
         self.done = false;
     }
 
-    /// Appends up to `max` entries to `out`; `Ok(false)` once the end of the file is reached.
+    /// Appends up to `max` entries to `out` (a list, or straight into a
+    /// [`super::frame_index::FrameIndex`]); `Ok(false)` once the end of the file is reached.
     ///
     /// # Errors
     /// A record the reader cannot frame (the entries before it were appended; the indexer is
     /// finished after an error).
     pub fn next_chunk(
         &mut self,
-        out: &mut Vec<IndexEntry>,
+        out: &mut impl Extend<IndexEntry>,
         max: usize,
     ) -> Result<bool, CaptureError> {
         if self.done {
@@ -172,14 +173,14 @@ impl Indexer {
                     let (time_ns, caplen, orig_len, link) =
                         (f.time_ns, f.caplen, f.orig_len, f.link);
                     let len = u32::try_from(f.data.len()).unwrap_or(u32::MAX);
-                    out.push(IndexEntry {
+                    out.extend(Some(IndexEntry {
                         offset: self.reader.current_offset(),
                         time_ns,
                         len,
                         caplen,
                         orig_len,
                         link,
-                    });
+                    }));
                 }
             }
         }

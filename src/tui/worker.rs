@@ -1,5 +1,5 @@
 //! Background work of the inspector behind one [`Workers`] handle: the frame index, then the
-//! replay, on one thread (a large pcap or pcapng file is indexed from its middle by a second one at the
+//! replay, on one thread (a large file is indexed from its middle by a second thread at the
 //! same time, so that `G` waits for half the file), and filter scans, each on its own thread.
 //!
 //! Each worker reads the capture itself and sends [`Update`]s; the UI thread applies them to
@@ -366,32 +366,29 @@ fn index(
         Ok(ix) => ix,
         Err(e) => return Some(Some(e.to_string())),
     };
-    let drop_tail = Arc::new(AtomicBool::new(false));
+    // however this returns, the second indexer stops unless its half was taken
+    let drop_tail = DropTail(Arc::new(AtomicBool::new(false)));
     let mut tail = ix.split_point(split_min).and_then(|at| {
-        let (path, stop, drop_tail) = (path.to_owned(), Arc::clone(stop), Arc::clone(&drop_tail));
+        let (path, stop) = (path.to_owned(), Arc::clone(stop));
+        let drop_tail = Arc::clone(&drop_tail.0);
         let spawned = thread::Builder::new().name("inspect-index2".into()).spawn({
             let at = at.clone();
             move || index_tail(&path, &at, &stop, &drop_tail)
         });
         spawned.ok().inspect(|_| ix.stop_at(&at))
     });
-    let mut chunk = Vec::with_capacity(INDEX_CHUNK);
     loop {
         if stop.load(Ordering::Relaxed) {
             return None;
         }
         // compacted here: the UI thread only moves it into its index while both cores index
-        chunk.clear();
-        let more = ix.next_chunk(&mut chunk, INDEX_CHUNK);
-        if !chunk.is_empty() {
-            let mut part = FrameIndex::with_capacity(chunk.len());
-            part.extend(&chunk);
-            if tx.send(Update::IndexedPart(Box::new(part))).is_err() {
-                return None;
-            }
+        let mut part = FrameIndex::with_capacity(INDEX_CHUNK);
+        let more = ix.next_chunk(&mut part, INDEX_CHUNK);
+        if !part.is_empty() && tx.send(Update::IndexedPart(Box::new(part))).is_err() {
+            return None;
         }
         if ix.passed() {
-            drop_tail.store(true, Ordering::Relaxed);
+            drop_tail.0.store(true, Ordering::Relaxed); // free its core now
         }
         match more {
             Ok(true) => {}
@@ -407,15 +404,18 @@ fn index(
                     None => ix.resume(), // the second indexer failed: read on from there
                 }
             }
-            Ok(false) => {
-                drop_tail.store(true, Ordering::Relaxed);
-                return Some(None);
-            }
-            Err(e) => {
-                drop_tail.store(true, Ordering::Relaxed);
-                return Some(Some(e.to_string()));
-            }
+            Ok(false) => return Some(None),
+            Err(e) => return Some(Some(e.to_string())),
         }
+    }
+}
+
+/// Stops the second indexer when dropped.
+struct DropTail(Arc<AtomicBool>);
+
+impl Drop for DropTail {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -429,15 +429,11 @@ fn index_tail(
 ) -> Option<(FrameIndex, Option<String>)> {
     let mut ix = Indexer::open_at(path, at).ok()?;
     let mut index = FrameIndex::new();
-    let mut chunk = Vec::with_capacity(INDEX_CHUNK);
     loop {
         if stop.load(Ordering::Relaxed) || drop_tail.load(Ordering::Relaxed) {
             return None;
         }
-        chunk.clear();
-        let more = ix.next_chunk(&mut chunk, INDEX_CHUNK);
-        index.extend(&chunk);
-        match more {
+        match ix.next_chunk(&mut index, INDEX_CHUNK) {
             Ok(true) => {}
             Ok(false) => return Some((index, None)),
             Err(e) => return Some((index, Some(e.to_string()))),
@@ -559,10 +555,7 @@ fn missed(flows: usize, events: &[Finding]) -> Vec<Vec<MissedRange>> {
         if out.len() <= flow {
             out.resize_with(flow + 1, Vec::new);
         }
-        let Some(v) = out.get_mut(flow) else {
-            continue;
-        };
-        v.extend(ranges.iter().map(|&(first, n)| MissedRange {
+        out[flow].extend(ranges.iter().map(|&(first, n)| MissedRange {
             frame: ev.frame,
             first: first.value(),
             n,
