@@ -12,7 +12,7 @@ use std::fmt;
 use rocescope_dissectors::WireError;
 use rocescope_dissectors::encap::erspan;
 pub use rocescope_dissectors::link::LinkType;
-use rocescope_dissectors::stack::{DissectOptions, Dissected, OuterKind, dissect_with};
+use rocescope_dissectors::stack::{DissectOptions, Dissected, OuterKind, dissect_into};
 
 /// One captured frame, borrowed from its source's buffer until the source's next call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,20 +103,8 @@ impl<'a> FrameView<'a> {
             view.problem = Some(Problem::UnsupportedLink(frame.link));
             return view;
         };
-        let (d, err) = dissect_with(frame.data, start, options);
-        if d.is_encapsulated() {
-            view.erspan_verdicts(&d);
-        }
-        if let Some(erf) = d.erf() {
-            // an ERF record says itself how long the packet was on the wire (the pcap
-            // record's lengths count the ERF headers too)
-            let have = frame
-                .data
-                .len()
-                .saturating_sub(usize::from(d.link_header_len));
-            view.truncated = have < usize::from(erf.wlen());
-        }
-        view.dissected = Some(d);
+        let err = dissect_into(&mut view.dissected, frame.data, start, options);
+        view.after_dissection();
         if let Some(err) = err {
             match err {
                 // Bytes missing past the end of what was captured: a cut frame. Real sniffers
@@ -137,27 +125,32 @@ impl<'a> FrameView<'a> {
         view
     }
 
-    /// ERSPAN's own verdicts on a mirrored frame (interfaces.md §3): cut by the switch (the
-    /// T bit), or bad on the mirrored port (Type III's BSO). Out of line: most frames are
-    /// not mirrored.
-    #[cold]
-    #[inline(never)]
-    fn erspan_verdicts(&mut self, d: &Dissected<'_>) {
-        for l in d.outer_layers().iter() {
-            if l.kind != OuterKind::Erspan {
-                continue;
-            }
-            let e = erspan::Header::new_unchecked(l.bytes);
-            self.truncated |= e.truncated();
-            if e.is_type3() && e.en_bso() != 0 {
-                self.malformed = true;
-                self.problem
-                    .get_or_insert(Problem::Wire(WireError::Malformed {
-                        layer: rocescope_dissectors::Layer::Erspan,
-                        offset: l.offset + 2,
-                        reason: rocescope_dissectors::error::Malformed::MirroredBad,
-                    }));
-            }
+    /// What the dissection itself says about the frame's cut: a mirror's verdicts, an ERF
+    /// record's own wire length.
+    #[inline]
+    fn after_dissection(&mut self) {
+        let FrameView {
+            frame,
+            dissected: Some(d),
+            problem,
+            truncated,
+            malformed,
+            ..
+        } = self
+        else {
+            return;
+        };
+        if d.is_encapsulated() {
+            erspan_verdicts(d, truncated, malformed, problem);
+        }
+        if let Some(erf) = d.erf() {
+            // an ERF record says itself how long the packet was on the wire (the pcap
+            // record's lengths count the ERF headers too)
+            let have = frame
+                .data
+                .len()
+                .saturating_sub(usize::from(d.link_header_len));
+            *truncated = have < usize::from(erf.wlen());
         }
     }
 
@@ -193,6 +186,33 @@ impl<'a> FrameView<'a> {
             caplen: u64::from(self.captured_len()),
             truncated: self.truncated,
             malformed: self.malformed,
+        }
+    }
+}
+
+/// ERSPAN's own verdicts on a mirrored frame (interfaces.md §3): cut by the switch (the T bit),
+/// or bad on the mirrored port (Type III's BSO). Out of line: most frames are not mirrored.
+#[cold]
+#[inline(never)]
+fn erspan_verdicts(
+    d: &Dissected<'_>,
+    truncated: &mut bool,
+    malformed: &mut bool,
+    problem: &mut Option<Problem>,
+) {
+    for l in d.outer_layers().iter() {
+        if l.kind != OuterKind::Erspan {
+            continue;
+        }
+        let e = erspan::Header::new_unchecked(l.bytes);
+        *truncated |= e.truncated();
+        if e.is_type3() && e.en_bso() != 0 {
+            *malformed = true;
+            problem.get_or_insert(Problem::Wire(WireError::Malformed {
+                layer: rocescope_dissectors::Layer::Erspan,
+                offset: l.offset + 2,
+                reason: rocescope_dissectors::error::Malformed::MirroredBad,
+            }));
         }
     }
 }

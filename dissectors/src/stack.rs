@@ -837,6 +837,20 @@ pub fn dissect_with<'a>(
     walk(frame, start, options)
 }
 
+/// [`dissect_with`] into `slot`, where the result is wanted: the struct is large, and
+/// building it in place spares the hot path copying it (the replay dissects every frame).
+pub fn dissect_into<'a>(
+    slot: &mut Option<Dissected<'a>>,
+    frame: &'a [u8],
+    start: Start,
+    options: &DissectOptions<'_>,
+) -> Option<WireError> {
+    let d = slot.insert(Dissected::empty(frame));
+    d.rd_as_rd = options.rd_as_rd;
+    d.start = start;
+    walk_into(d, start, options).err()
+}
+
 /// Bytes `at..at+len` of `frame` as far as they were captured; an error when some are missing.
 #[inline]
 fn clip(frame: &[u8], at: usize, len: usize, layer: Layer) -> (&[u8], Option<WireError>) {
