@@ -27,6 +27,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rocescope_dissectors::{sll, sll2};
 
@@ -105,6 +106,14 @@ enum Format {
 /// Reads the frames of one pcap or pcapng file, or of standard input.
 // Aligned to its own cache lines, as `MergedReader` is (it is written for every frame).
 #[repr(align(128))]
+/// Where a frame's bytes are in a reader's buffer, which can be held while the reader moves on.
+#[derive(Debug, Clone, Copy)]
+pub struct SharedFrame<'a> {
+    pub buf: &'a Arc<Vec<u8>>,
+    pub start: usize,
+    pub end: usize,
+}
+
 pub struct CaptureReader {
     path: PathBuf,
     input: Input,
@@ -245,6 +254,27 @@ impl CaptureReader {
                 .get(c.start..c.start + c.len)
                 .unwrap_or_default(),
         }
+    }
+
+    /// The frame [`current`](Self::current) lends, as a range of the reader's buffer that
+    /// may be held past the next move (the reader then reads on into another buffer).
+    #[must_use]
+    pub fn current_shared(&self) -> SharedFrame<'_> {
+        SharedFrame {
+            buf: self.input.shared(),
+            start: self.cur.start,
+            end: self.cur.start + self.cur.len,
+        }
+    }
+
+    /// Gives back a buffer [`current_shared`](Self::current_shared) lent.
+    pub fn recycle(&mut self, buf: Arc<Vec<u8>>) {
+        self.input.recycle(buf);
+    }
+
+    /// Buffers kept for reading on while the current one is lent.
+    pub(crate) fn spare_buffers(&self) -> usize {
+        self.input.spare_buffers()
     }
 
     /// Moves to the next frame without borrowing it.

@@ -13,9 +13,10 @@
 
 use anyhow::{Context, bail};
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use crate::ahead::{self, Filled};
-use crate::capture::{CaptureError, CaptureReader, MergedReader};
+use crate::capture::{CaptureError, CaptureReader, MergedReader, SharedFrame};
 use crate::frame::{Frame, LinkType};
 
 /// A source of frames in capture order: [`advance`](Self::advance) moves to the next frame,
@@ -42,6 +43,18 @@ pub trait FrameSource: Send {
     /// it); `None` before any.
     fn first_time_ns(&self) -> Option<u64>;
 
+    /// The current frame as a range of a buffer that may be held past the next move, when
+    /// the source reads into such buffers (capture files); `None` when its bytes must be
+    /// copied to be kept.
+    fn current_shared(&self) -> Option<SharedFrame<'_>> {
+        None
+    }
+
+    /// Gives back a buffer [`current_shared`](Self::current_shared) lent, for reuse.
+    fn recycle(&mut self, buf: Arc<Vec<u8>>) {
+        drop(buf);
+    }
+
     /// The next frame, `None` at the end.
     fn next_frame(&mut self) -> Option<Result<Frame<'_>, CaptureError>> {
         match self.advance()? {
@@ -60,6 +73,14 @@ impl FrameSource for MergedReader {
         MergedReader::current(self)
     }
 
+    fn current_shared(&self) -> Option<SharedFrame<'_>> {
+        MergedReader::current_shared(self)
+    }
+
+    fn recycle(&mut self, buf: Arc<Vec<u8>>) {
+        MergedReader::recycle(self, buf);
+    }
+
     fn size_hint(&self) -> Option<u64> {
         MergedReader::size_hint(self)
     }
@@ -76,6 +97,14 @@ impl FrameSource for CaptureReader {
 
     fn current(&self) -> Frame<'_> {
         CaptureReader::current(self)
+    }
+
+    fn current_shared(&self) -> Option<SharedFrame<'_>> {
+        Some(CaptureReader::current_shared(self))
+    }
+
+    fn recycle(&mut self, buf: Arc<Vec<u8>>) {
+        CaptureReader::recycle(self, buf);
     }
 
     fn size_hint(&self) -> Option<u64> {
@@ -140,6 +169,14 @@ impl<S: FrameSource> FrameSource for Ranged<S> {
     fn ready(&self) -> bool {
         self.inner.ready()
     }
+
+    fn current_shared(&self) -> Option<SharedFrame<'_>> {
+        self.inner.current_shared()
+    }
+
+    fn recycle(&mut self, buf: Arc<Vec<u8>>) {
+        self.inner.recycle(buf);
+    }
 }
 
 /// The first `n` frames of another source, without reading past them (a file still being
@@ -173,6 +210,14 @@ impl<S: FrameSource> FrameSource for Limited<S> {
     fn first_time_ns(&self) -> Option<u64> {
         self.inner.first_time_ns()
     }
+
+    fn current_shared(&self) -> Option<SharedFrame<'_>> {
+        self.inner.current_shared()
+    }
+
+    fn recycle(&mut self, buf: Arc<Vec<u8>>) {
+        self.inner.recycle(buf);
+    }
 }
 
 /// Frames per batch at most: a hand-off costs microseconds, a batch about 100 µs of work.
@@ -181,6 +226,11 @@ const BATCH_FRAMES: usize = 1024;
 const BATCH_BYTES: usize = 1 << 20;
 /// Batches in circulation.
 const BATCHES: usize = 6;
+/// Source buffers one batch may hold (a pipe's short reads would otherwise let a batch hold
+/// many mostly empty ones).
+const BATCH_BUFFERS: usize = 4;
+/// [`Meta::buf`] of a frame whose bytes were copied to the batch's own buffer.
+const OWN: u32 = u32::MAX;
 /// Sources at least this large (and unbounded ones) are read on a second thread when there
 /// are two cores; smaller ones are done before that pays.
 const AHEAD_MIN_BYTES: u64 = 4 << 20;
@@ -242,6 +292,8 @@ struct Meta {
     orig_len: u32,
     link: LinkType,
     input: u16,
+    /// Which of the batch's source buffers holds the bytes, or [`OWN`].
+    buf: u32,
     start: usize,
     end: usize,
 }
@@ -252,10 +304,16 @@ enum Item<P> {
     Prepared(P),
 }
 
-/// Frames read ahead, in capture order: copied bytes, or what `prepare` made of them.
+/// Frames read ahead, in capture order: ranges of the source's buffers (or copied bytes),
+/// or what `prepare` made of them.
 #[derive(Debug)]
 pub struct Batch<P> {
+    /// Copied frames, and what `prepare` wrote.
     data: Vec<u8>,
+    /// Source buffers the frames are in ([`FrameSource::current_shared`]).
+    shared: Vec<Arc<Vec<u8>>>,
+    /// Captured bytes of the frames.
+    bytes: usize,
     items: Vec<Item<P>>,
     /// Where the reading was at the end of the batch.
     at: Progress,
@@ -268,7 +326,9 @@ pub struct Batch<P> {
 impl<P> Batch<P> {
     fn new() -> Self {
         Batch {
-            data: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
+            data: Vec::new(),
+            shared: Vec::with_capacity(BATCH_BUFFERS),
+            bytes: 0,
             items: Vec::with_capacity(BATCH_FRAMES),
             at: Progress::default(),
             error: None,
@@ -277,12 +337,28 @@ impl<P> Batch<P> {
     }
 
     fn full(&self) -> bool {
-        self.items.len() >= BATCH_FRAMES || self.data.len() >= BATCH_BYTES
+        self.items.len() >= BATCH_FRAMES
+            || self.bytes >= BATCH_BYTES
+            || self.data.len() >= BATCH_BYTES
+            || self.shared.len() >= BATCH_BUFFERS
     }
 
-    fn push_frame(&mut self, f: &Frame<'_>) {
-        let start = self.data.len();
-        self.data.extend_from_slice(f.data);
+    /// The frame by reference to its source buffer when the source lends it, else copied.
+    fn push_frame(&mut self, f: &Frame<'_>, shared: Option<SharedFrame<'_>>) {
+        let (buf, start, end) = match shared {
+            Some(s) => {
+                if !self.shared.last().is_some_and(|b| Arc::ptr_eq(b, s.buf)) {
+                    self.shared.push(Arc::clone(s.buf));
+                }
+                let at = u32::try_from(self.shared.len() - 1).unwrap_or(OWN);
+                (at, s.start, s.end)
+            }
+            None => {
+                let start = self.data.len();
+                self.data.extend_from_slice(f.data);
+                (OWN, start, self.data.len())
+            }
+        };
         let meta = Meta {
             number: f.number,
             time_ns: f.time_ns,
@@ -290,10 +366,20 @@ impl<P> Batch<P> {
             orig_len: f.orig_len,
             link: f.link,
             input: f.input,
+            buf,
             start,
-            end: self.data.len(),
+            end,
         };
         self.items.push(Item::Frame(meta));
+    }
+
+    /// The bytes of a frame pushed with [`push_frame`](Self::push_frame).
+    fn bytes_of(&self, m: &Meta) -> &[u8] {
+        let buf = match self.shared.get(m.buf as usize) {
+            Some(shared) => shared.as_slice(),
+            None => &self.data,
+        };
+        buf.get(m.start..m.end).unwrap_or_default()
     }
 }
 
@@ -380,6 +466,7 @@ where
         }
         let frame = source.current();
         at.bytes += u64::from(frame.caplen) + RECORD_OVERHEAD;
+        batch.bytes += frame.data.len();
         let told = Prepare {
             busy,
             first_time_ns: at.first_time_ns,
@@ -387,7 +474,7 @@ where
         };
         match prepare(&frame, told) {
             Some(p) => batch.items.push(Item::Prepared(p)),
-            None => batch.push_frame(&frame),
+            None => batch.push_frame(&frame, source.current_shared()),
         }
     }
     Filled::More
@@ -432,6 +519,10 @@ where
     let fill = move |batch: &mut Batch<P>, ahead: &ahead::Ahead| {
         batch.data.clear();
         batch.items.clear();
+        batch.bytes = 0;
+        for buf in batch.shared.drain(..) {
+            source.recycle(buf);
+        }
         batch.idle_end = false;
         let filled = fill_batch(batch, &mut *source, &mut at, ahead, &mut prepare);
         batch.at = at;
@@ -451,7 +542,7 @@ where
                     orig_len: m.orig_len,
                     link: m.link,
                     input: m.input,
-                    data: &batch.data[m.start..m.end],
+                    data: batch.bytes_of(m),
                 }),
                 Item::Prepared(p) => Slot::Prepared(p, &batch.data),
             };
@@ -536,6 +627,81 @@ impl std::str::FromStr for FrameRange {
 #[cfg(test)]
 mod test {
     use super::*;
+    use std::io::Read;
+
+    /// A pcap file of `n` frames of varied sizes (up to 9,000 bytes), each filled with a byte
+    /// pattern of its own number.
+    fn pcap_bytes(n: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        for word in [0xA1B2_C3D4u32, 0x0004_0002, 0, 0, 65_535, 1] {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        for i in 0..n {
+            let len = 60 + (i * 7919) % 9000;
+            for word in [i, 0, len, len] {
+                out.extend_from_slice(&word.to_le_bytes());
+            }
+            out.extend((0..len).map(|b| pattern(i, b)));
+        }
+        out
+    }
+
+    fn pattern(frame: u32, at: u32) -> u8 {
+        (at ^ frame.wrapping_mul(31)).to_le_bytes()[0]
+    }
+
+    /// Reads at most `chunk` bytes at a time, as a pipe does.
+    struct Trickle {
+        bytes: std::io::Cursor<Vec<u8>>,
+        chunk: usize,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.chunk);
+            self.bytes.read(&mut buf[..n])
+        }
+    }
+
+    fn frames_read(bytes: &[u8], chunk: usize, threads: Threads) -> Vec<(u64, u64, Vec<u8>)> {
+        let src = Trickle {
+            bytes: std::io::Cursor::new(bytes.to_vec()),
+            chunk,
+        };
+        let mut reader = CaptureReader::from_reader("test.pcap", src).unwrap();
+        let mut seen = Vec::new();
+        for_each(&mut reader, threads, |f, _| -> Result<_, CaptureError> {
+            seen.push((f.number, f.time_ns, f.data.to_vec()));
+            Ok(ControlFlow::Continue(()))
+        })
+        .unwrap();
+        seen
+    }
+
+    /// Frames handed to the other thread as ranges of the reader's buffers keep their bytes
+    /// while the reader reads on (into other buffers): the same frames as read in place,
+    /// over many buffers' worth of frames, with whole and with short reads.
+    #[test]
+    fn frames_lent_from_the_read_buffer_keep_their_bytes() {
+        let bytes = pcap_bytes(3000);
+        let expected = frames_read(&bytes, usize::MAX, Threads::One);
+        assert_eq!(expected.len(), 3000);
+        for (i, (number, time_ns, data)) in (0u32..).zip(&expected) {
+            assert_eq!(
+                (*number, *time_ns),
+                (u64::from(i) + 1, u64::from(i) * 1_000_000_000)
+            );
+            let len = 60 + (i * 7919) % 9000;
+            assert_eq!(data.len(), usize::try_from(len).unwrap());
+            assert!((0..len).zip(data).all(|(b, &x)| x == pattern(i, b)));
+        }
+        for chunk in [usize::MAX, 100_000, 7_001] {
+            assert!(
+                frames_read(&bytes, chunk, Threads::Two) == expected,
+                "reads of {chunk} bytes"
+            );
+        }
+    }
 
     #[test]
     fn frame_ranges() {

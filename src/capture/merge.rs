@@ -5,8 +5,9 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
 
-use super::{CaptureError, CaptureReader};
+use super::{CaptureError, CaptureReader, SharedFrame};
 use crate::frame::Frame;
 
 /// Several captures merged by timestamp, as mergecap does: at each step the earliest pending
@@ -114,6 +115,26 @@ impl MergedReader {
                 input: 0,
                 data: &[],
             },
+        }
+    }
+
+    /// The current frame as a range of its reader's buffer (see
+    /// [`CaptureReader::current_shared`]); `None` before the first frame.
+    #[must_use]
+    pub fn current_shared(&self) -> Option<SharedFrame<'_>> {
+        let i = if self.readers.len() == 1 {
+            0
+        } else {
+            self.last?
+        };
+        self.readers.get(i).map(CaptureReader::current_shared)
+    }
+
+    /// Gives back a buffer lent by [`current_shared`](Self::current_shared), to the reader
+    /// with the fewest spare buffers.
+    pub fn recycle(&mut self, buf: Arc<Vec<u8>>) {
+        if let Some(reader) = self.readers.iter_mut().min_by_key(|r| r.spare_buffers()) {
+            reader.recycle(buf);
         }
     }
 
