@@ -272,6 +272,11 @@ impl CaptureReader {
         self.input.recycle(buf);
     }
 
+    /// Reads 1 MiB at a time (the inspector's indexers: fewer calls, nothing lent).
+    pub(crate) fn read_in_large_units(&mut self) {
+        self.input.read_in_large_units();
+    }
+
     /// Buffers kept for reading on while the current one is lent.
     pub(crate) fn spare_buffers(&self) -> usize {
         self.input.spare_buffers()
@@ -367,7 +372,11 @@ impl CaptureReader {
         }
         let mut file = File::open(&self.path).map_err(io_err)?;
         file.seek(SeekFrom::Start(resume.at)).map_err(io_err)?;
+        let large = self.input.reads_large_units();
         self.input = Input::starting_at(Box::new(file), resume.at);
+        if large {
+            self.input.read_in_large_units();
+        }
         self.format = resume.format.clone();
         self.cur = Current::default();
         self.done = false;

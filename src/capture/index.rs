@@ -79,8 +79,10 @@ impl Indexer {
                 ),
             });
         }
+        let mut reader = CaptureReader::open(path)?;
+        reader.read_in_large_units();
         Ok(Indexer {
-            reader: CaptureReader::open(path)?,
+            reader,
             done: false,
             stop_at: None,
             reached: false,
