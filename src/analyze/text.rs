@@ -251,7 +251,12 @@ fn worst_flows(flows: &[Flow], limit: Option<usize>) -> Vec<&Flow> {
     };
     let mut heap = std::collections::BinaryHeap::with_capacity(limit + 1);
     for f in flows {
-        heap.push(std::cmp::Reverse((key(f), f.id)));
+        let item = std::cmp::Reverse((key(f), f.id));
+        // most flows are no worse than the least bad kept: not pushed only to be popped
+        if heap.len() == limit && heap.peek().is_some_and(|least| item >= *least) {
+            continue;
+        }
+        heap.push(item);
         if heap.len() > limit {
             heap.pop();
         }
