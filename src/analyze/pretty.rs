@@ -5,10 +5,36 @@
 
 use serde::Serialize;
 
+/// `,` and a newline, then spaces: the start of any line of the report (it nests 5 deep) is a
+/// slice of it.
+const LEAD: &[u8; 64] = b",\n                                                              ";
+/// Bytes [`new_line`] copies at once, then cuts to length.
+const LEAD_COPY: usize = 48;
+
 /// The indentation of nesting `depth`.
 fn indent(out: &mut Vec<u8>, depth: usize) {
     for _ in 0..depth {
         out.extend_from_slice(b"  ");
+    }
+}
+
+/// A new line (after a `,` when `comma`) indented for nesting `depth`. A 400,000-flow report
+/// starts 24 million lines: each start is one fixed-size copy (no call to `memcpy`) cut to
+/// length, where pushing its bytes a few at a time was a fifth of writing the report.
+#[inline(always)]
+fn new_line(out: &mut Vec<u8>, comma: bool, depth: usize) {
+    let from = usize::from(!comma);
+    let len = 2 + 2 * depth - from;
+    match LEAD.get(from..from + LEAD_COPY) {
+        Some(lead) if len <= LEAD_COPY => {
+            let at = out.len();
+            out.extend_from_slice(lead);
+            out.truncate(at + len);
+        }
+        _ => {
+            out.extend_from_slice(if comma { b",\n" } else { b"\n" });
+            indent(out, depth);
+        }
     }
 }
 
@@ -62,23 +88,26 @@ impl<'o> Object<'o> {
     }
 
     /// `"key": ` on a line of its own; `key` needs no escaping (the report's keys are names).
+    /// Inlined, as are the members below: the key is a constant where they are called, and
+    /// copying it takes a few moves instead of a call to `memcpy`.
+    #[inline(always)]
     fn key(&mut self, key: &str) -> &mut Vec<u8> {
-        self.out
-            .extend_from_slice(if self.empty { b"\n" } else { b",\n" });
+        new_line(self.out, !self.empty, self.depth + 1);
         self.empty = false;
-        indent(self.out, self.depth + 1);
         self.out.push(b'"');
         self.out.extend_from_slice(key.as_bytes());
         self.out.extend_from_slice(b"\": ");
         self.out
     }
 
+    #[inline(always)]
     pub fn num(&mut self, key: &str, v: impl itoa::Integer) {
         let out = self.key(key);
         out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
     }
 
     /// A number or `null`.
+    #[inline(always)]
     pub fn opt(&mut self, key: &str, v: Option<impl itoa::Integer>) {
         let out = self.key(key);
         match v {
@@ -87,6 +116,7 @@ impl<'o> Object<'o> {
         }
     }
 
+    #[inline(always)]
     pub fn str(&mut self, key: &str, v: &str) {
         let out = self.key(key);
         string(out, v);
@@ -104,8 +134,7 @@ impl<'o> Object<'o> {
     /// `}` (on its own line unless the object is empty).
     pub fn end(self) {
         if !self.empty {
-            self.out.push(b'\n');
-            indent(self.out, self.depth);
+            new_line(self.out, false, self.depth);
         }
         self.out.push(b'}');
     }
@@ -126,17 +155,15 @@ impl Array {
 
     /// Before an item: the separator and the item's indentation. Returns the item's depth.
     pub fn item(&mut self, out: &mut Vec<u8>) -> usize {
-        out.extend_from_slice(if self.empty { b"\n" } else { b",\n" });
+        new_line(out, !self.empty, self.depth + 1);
         self.empty = false;
-        indent(out, self.depth + 1);
         self.depth + 1
     }
 
     /// `]` (on its own line unless the array is empty).
     pub fn end(self, out: &mut Vec<u8>) {
         if !self.empty {
-            out.push(b'\n');
-            indent(out, self.depth);
+            new_line(out, false, self.depth);
         }
         out.push(b']');
     }
