@@ -1,11 +1,14 @@
 //! The JSON report of interfaces.md §6.6, keys exactly as written there.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::net::IpAddr;
 
 use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 
 use super::{AnalyzeConfig, pretty};
+use crate::replay::event::Addr;
 use crate::replay::psn::Timings;
 use crate::replay::sketch::Summary;
 use crate::replay::{Finding, Flow, Replay};
@@ -85,12 +88,95 @@ pub struct ConformanceJson {
     pub response_after_fatal_nak: u64,
 }
 
+/// An address as the reports write it (its `Display`), held without allocating: a report
+/// makes two per flow, for hundreds of thousands of flows.
+#[derive(Clone, Copy)]
+pub struct AddrText {
+    /// The longest is an IPv6 address with an IPv4 tail (45 bytes).
+    buf: [u8; 48],
+    len: u8,
+}
+
+impl AddrText {
+    #[must_use]
+    pub fn new(a: &Addr) -> Self {
+        let mut t = AddrText {
+            buf: [0; 48],
+            len: 0,
+        };
+        match a {
+            // the common case, written here: `Display` goes through the formatting machinery
+            Addr::Ip(IpAddr::V4(v4)) => {
+                for (i, octet) in v4.octets().into_iter().enumerate() {
+                    if i > 0 {
+                        t.push(b'.');
+                    }
+                    if octet >= 100 {
+                        t.push(b'0' + octet / 100);
+                    }
+                    if octet >= 10 {
+                        t.push(b'0' + octet / 10 % 10);
+                    }
+                    t.push(b'0' + octet % 10);
+                }
+            }
+            _ => {
+                // cannot fail: every address fits (see `buf`)
+                let _ = write!(t, "{a}");
+            }
+        }
+        t
+    }
+
+    fn push(&mut self, b: u8) {
+        if let Some(slot) = self.buf.get_mut(usize::from(self.len)) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        // only ASCII is ever written
+        self.buf
+            .get(..usize::from(self.len))
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default()
+    }
+}
+
+impl std::fmt::Write for AddrText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = usize::from(self.len) + s.len();
+        let slot = self
+            .buf
+            .get_mut(usize::from(self.len)..end)
+            .ok_or(std::fmt::Error)?;
+        slot.copy_from_slice(s.as_bytes());
+        self.len = u8::try_from(end).map_err(|_| std::fmt::Error)?;
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for AddrText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Serialize for AddrText {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// One flow in §6.6's keys (also the CSV row).
 #[derive(Serialize)]
 pub struct FlowJson {
     pub id: u32,
-    pub src: String,
-    pub dst: String,
+    pub src: AddrText,
+    pub dst: AddrText,
     pub destqp: u32,
     pub transport: &'static str,
     pub peer: Option<u32>,
@@ -137,8 +223,8 @@ impl FlowJson {
         let k = &f.rare().conformance;
         FlowJson {
             id: f.id,
-            src: f.key.src.to_string(),
-            dst: f.key.dst.to_string(),
+            src: AddrText::new(&f.key.src),
+            dst: AddrText::new(&f.key.dst),
             destqp: f.key.dest_qp,
             transport: f.transport_name(),
             peer: f.peer,
@@ -572,4 +658,33 @@ pub fn each_row<E: From<serde_json::Error>>(
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    /// The same text as `Display`, which the reports wrote before, for every octet width and
+    /// every kind of address.
+    #[test]
+    fn addresses_read_as_display_writes_them() {
+        let mut addrs: Vec<Addr> = [0u32, 0x0a00_0001, 0x0a64_0963, 0xc0a8_000a, u32::MAX]
+            .into_iter()
+            .map(|v| Addr::Ip(Ipv4Addr::from(v).into()))
+            .collect();
+        addrs.extend((0..=255u8).map(|o| Addr::Ip(Ipv4Addr::new(o, 9, 10, 99).into())));
+        for v6 in [
+            Ipv6Addr::UNSPECIFIED,
+            "fe80::202:c9ff:fe00:1".parse().unwrap(),
+            "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff".parse().unwrap(),
+            "::ffff:255.255.255.255".parse().unwrap(),
+        ] {
+            addrs.push(Addr::Ip(v6.into()));
+        }
+        addrs.extend([Addr::Lid(0x12), Addr::Lid(u16::MAX)]);
+        for a in addrs {
+            assert_eq!(AddrText::new(&a).as_str(), a.to_string());
+        }
+    }
 }
