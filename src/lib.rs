@@ -31,6 +31,7 @@ pub mod capture;
 pub mod cli;
 pub mod columnar;
 pub mod config;
+pub mod decimal;
 pub mod dissect;
 pub mod filter;
 pub mod frame;

@@ -101,17 +101,17 @@ impl<'o> Object<'o> {
     }
 
     #[inline(always)]
-    pub fn num(&mut self, key: &str, v: impl itoa::Integer) {
+    pub fn num(&mut self, key: &str, v: impl Into<u64>) {
         let out = self.key(key);
-        out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        crate::decimal::uint(out, v.into());
     }
 
     /// A number or `null`.
     #[inline(always)]
-    pub fn opt(&mut self, key: &str, v: Option<impl itoa::Integer>) {
+    pub fn opt(&mut self, key: &str, v: Option<impl Into<u64>>) {
         let out = self.key(key);
         match v {
-            Some(v) => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+            Some(v) => crate::decimal::uint(out, v.into()),
             None => out.extend_from_slice(b"null"),
         }
     }
