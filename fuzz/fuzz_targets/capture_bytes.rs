@@ -82,7 +82,7 @@ fn read_all(
         if let Err(e) = serde_json::from_slice::<serde_json::Value>(line) {
             panic!("invalid JSON line ({e}): {}", String::from_utf8_lossy(line));
         }
-        text.frame(&view, &mut io::sink())
+        text.write(&view, &mut io::sink())
             .expect("a sink takes everything");
         if seen.len() < KEEP {
             seen.push(Seen {

@@ -130,13 +130,13 @@ fuzz_target!(|input: Input| {
         // memory follows flows and holes: at most 3 keys are ever used
         assert!(engine.flows().len() <= 3);
         for flow in engine.flows() {
-            assert!(flow.psn.open_holes() <= ops.len());
+            assert!(flow.psn().open_holes() <= ops.len());
         }
     }
     let report = engine.finish();
     let fed = ops.len() as u64;
     for flow in &report.flows {
-        let c = &flow.psn.counters;
+        let c = flow.psn().counters();
         assert!(c.unrecovered <= c.lost, "{c:?}");
         assert!(
             c.out_of_order + c.duplicates <= fed + c.retransmissions,
@@ -145,13 +145,13 @@ fuzz_target!(|input: Input| {
         assert!(flow.frames <= fed);
         // every finding rests on a packet fed: at most one per packet and kind
         assert!(
-            flow.conformance.total() <= 6 * fed,
+            flow.rare().conformance.total() <= 6 * fed,
             "{:?}",
-            flow.conformance
+            flow.rare().conformance
         );
-        assert!(flow.conformance.response_after_fatal_nak <= 1);
+        assert!(flow.rare().conformance.response_after_fatal_nak <= 1);
         assert!(c.implied_timeouts <= c.retransmissions, "{c:?}");
-        if let Some(t) = flow.psn.timings() {
+        if let Some(t) = flow.psn().timings() {
             // a sample per PSN recovered, per (b)/(c) run, per NAK answered or gap NAKed
             assert!(t.recovery.samples() <= c.lost - c.unrecovered, "{c:?}");
             assert_eq!(t.timeout_wait.samples(), c.implied_timeouts, "{c:?}");
@@ -162,7 +162,7 @@ fuzz_target!(|input: Input| {
     let not_captured: u64 = report
         .flows
         .iter()
-        .map(|f| f.psn.counters.not_captured)
+        .map(|f| f.psn().counters().not_captured)
         .sum();
     let events = report
         .events

@@ -35,6 +35,15 @@ impl TextWriter {
         }
     }
 
+    /// The line of `view`, written to `out`.
+    ///
+    /// # Errors
+    /// Output errors.
+    pub fn write(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
+        self.build(view);
+        out.write_all(self.line.as_bytes())
+    }
+
     /// The line of `view`, in `self.line`.
     fn build(&mut self, view: &FrameView<'_>) {
         self.summarizer.summarize(view, &mut self.summary);
@@ -63,8 +72,7 @@ impl TextWriter {
 
 impl super::Lines for TextWriter {
     fn frame(&mut self, view: &FrameView<'_>, out: &mut impl Write) -> io::Result<()> {
-        self.build(view);
-        out.write_all(self.line.as_bytes())
+        self.write(view, out)
     }
 
     fn append(&mut self, view: &FrameView<'_>, buf: &mut Vec<u8>) {
