@@ -103,9 +103,6 @@ enum Format {
     PcapNg(pcapng::PcapNg),
 }
 
-/// Reads the frames of one pcap or pcapng file, or of standard input.
-// Aligned to its own cache lines, as `MergedReader` is (it is written for every frame).
-#[repr(align(128))]
 /// Where a frame's bytes are in a reader's buffer, which can be held while the reader moves on.
 #[derive(Debug, Clone, Copy)]
 pub struct SharedFrame<'a> {
@@ -114,6 +111,9 @@ pub struct SharedFrame<'a> {
     pub end: usize,
 }
 
+/// Reads the frames of one pcap or pcapng file, or of standard input.
+// Aligned to its own cache lines, as `MergedReader` is (it is written for every frame).
+#[repr(align(128))]
 pub struct CaptureReader {
     path: PathBuf,
     input: Input,
@@ -415,4 +415,18 @@ pub fn open_all(paths: &[PathBuf]) -> Result<MergedReader, CaptureError> {
         .map(|p| CaptureReader::open(p))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(MergedReader::new(readers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The readers the reading thread writes for every frame keep cache lines of their own
+    /// (false sharing with the consuming thread once cost the replay a third of its time);
+    /// an attribute that slid onto another item loses that without any other sign.
+    #[test]
+    fn readers_sit_on_cache_lines_of_their_own() {
+        assert_eq!(std::mem::align_of::<CaptureReader>(), 128);
+        assert_eq!(std::mem::align_of::<MergedReader>(), 128);
+    }
 }
