@@ -372,11 +372,7 @@ impl CaptureReader {
         }
         let mut file = File::open(&self.path).map_err(io_err)?;
         file.seek(SeekFrom::Start(resume.at)).map_err(io_err)?;
-        let large = self.input.reads_large_units();
-        self.input = Input::starting_at(Box::new(file), resume.at);
-        if large {
-            self.input.read_in_large_units();
-        }
+        self.input.restart(Box::new(file), resume.at);
         self.format = resume.format.clone();
         self.cur = Current::default();
         self.done = false;

@@ -56,11 +56,6 @@ pub(super) struct Input {
 
 impl Input {
     pub(super) fn new(src: Box<dyn Read + Send>) -> Self {
-        Self::starting_at(src, 0)
-    }
-
-    /// An input whose first byte is at stream offset `base` (`src` was opened there).
-    pub(super) fn starting_at(src: Box<dyn Read + Send>, base: u64) -> Self {
         Input {
             src,
             buf: Arc::new(vec![0; BUF_SIZE]),
@@ -68,9 +63,19 @@ impl Input {
             unit: BUF_SIZE,
             pos: 0,
             end: 0,
-            base,
+            base: 0,
             eof: false,
         }
+    }
+
+    /// Reads `src` from now on, whose first byte is at stream offset `base` (it was opened
+    /// there); the read unit stays.
+    pub(super) fn restart(&mut self, src: Box<dyn Read + Send>, base: u64) {
+        self.src = src;
+        self.pos = 0;
+        self.end = 0;
+        self.base = base;
+        self.eof = false;
     }
 
     /// Tries to have at least `need` unconsumed bytes in the buffer; returns how many there are
@@ -143,11 +148,6 @@ impl Input {
         {
             self.spare.push(buf);
         }
-    }
-
-    /// Whether [`Input::read_in_large_units`] was called.
-    pub(super) fn reads_large_units(&self) -> bool {
-        self.unit == LARGE_BUF_SIZE
     }
 
     pub(super) fn spare_buffers(&self) -> usize {
