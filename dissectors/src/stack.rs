@@ -504,6 +504,15 @@ pub struct Dissected<'a> {
 }
 
 impl<'a> Dissected<'a> {
+    /// Nothing dissected yet: what [`walk_into`] starts from.
+    fn unwalked(frame: &'a [u8], start: Start, options: &DissectOptions<'_>) -> Self {
+        Dissected {
+            rd_as_rd: options.rd_as_rd,
+            start,
+            ..Dissected::empty(frame)
+        }
+    }
+
     fn empty(frame: &'a [u8]) -> Self {
         Dissected {
             frame,
@@ -845,10 +854,12 @@ pub fn dissect_into<'a>(
     start: Start,
     options: &DissectOptions<'_>,
 ) -> Option<WireError> {
-    let d = slot.insert(Dissected::empty(frame));
-    d.rd_as_rd = options.rd_as_rd;
-    d.start = start;
-    walk_into(d, start, options).err()
+    walk_into(
+        slot.insert(Dissected::unwalked(frame, start, options)),
+        start,
+        options,
+    )
+    .err()
 }
 
 /// Bytes `at..at+len` of `frame` as far as they were captured; an error when some are missing.
@@ -876,9 +887,7 @@ fn walk<'a>(
     start: Start,
     options: &DissectOptions<'_>,
 ) -> (Dissected<'a>, Option<WireError>) {
-    let mut d = Dissected::empty(frame);
-    d.rd_as_rd = options.rd_as_rd;
-    d.start = start;
+    let mut d = Dissected::unwalked(frame, start, options);
     let err = walk_into(&mut d, start, options).err();
     (d, err)
 }
