@@ -107,18 +107,9 @@ impl AddrText {
         match a {
             // the common case, written here: `Display` goes through the formatting machinery
             Addr::Ip(IpAddr::V4(v4)) => {
-                for (i, octet) in v4.octets().into_iter().enumerate() {
-                    if i > 0 {
-                        t.push(b'.');
-                    }
-                    if octet >= 100 {
-                        t.push(b'0' + octet / 100);
-                    }
-                    if octet >= 10 {
-                        t.push(b'0' + octet / 10 % 10);
-                    }
-                    t.push(b'0' + octet % 10);
-                }
+                let (text, len) = crate::text::ipv4(v4.octets());
+                t.buf[..16].copy_from_slice(&text);
+                t.len = len as u8;
             }
             _ => {
                 // cannot fail: every address fits (see `buf`)
@@ -126,13 +117,6 @@ impl AddrText {
             }
         }
         t
-    }
-
-    fn push(&mut self, b: u8) {
-        if let Some(slot) = self.buf.get_mut(usize::from(self.len)) {
-            *slot = b;
-            self.len += 1;
-        }
     }
 
     #[must_use]
