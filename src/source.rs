@@ -629,25 +629,14 @@ mod test {
     use super::*;
     use std::io::Read;
 
-    /// A pcap file of `n` frames of varied sizes (up to 9,000 bytes), each filled with a byte
-    /// pattern of its own number.
-    fn pcap_bytes(n: u32) -> Vec<u8> {
-        let mut out = Vec::new();
-        for word in [0xA1B2_C3D4u32, 0x0004_0002, 0, 0, 65_535, 1] {
-            out.extend_from_slice(&word.to_le_bytes());
-        }
-        for i in 0..n {
-            let len = 60 + (i * 7919) % 9000;
-            for word in [i, 0, len, len] {
-                out.extend_from_slice(&word.to_le_bytes());
-            }
-            out.extend((0..len).map(|b| pattern(i, b)));
-        }
-        out
+    /// The byte at `at` of frame `frame`.
+    fn pattern(frame: usize, at: usize) -> u8 {
+        (at ^ frame.wrapping_mul(31)).to_le_bytes()[0]
     }
 
-    fn pattern(frame: u32, at: u32) -> u8 {
-        (at ^ frame.wrapping_mul(31)).to_le_bytes()[0]
+    /// Frame sizes up to 9,000 bytes.
+    fn size(frame: usize) -> usize {
+        60 + (frame * 7919) % 9000
     }
 
     /// Reads at most `chunk` bytes at a time, as a pipe does.
@@ -683,17 +672,19 @@ mod test {
     /// over many buffers' worth of frames, with whole and with short reads.
     #[test]
     fn frames_lent_from_the_read_buffer_keep_their_bytes() {
-        let bytes = pcap_bytes(3000);
+        let fill = |i: usize, d: &mut [u8]| {
+            for (at, b) in d.iter_mut().enumerate() {
+                *b = pattern(i, at);
+            }
+        };
+        let file = crate::capture::index::test::write_pcap(3000, size, fill, 0);
+        let bytes = std::fs::read(file.path()).unwrap();
         let expected = frames_read(&bytes, usize::MAX, Threads::One);
         assert_eq!(expected.len(), 3000);
-        for (i, (number, time_ns, data)) in (0u32..).zip(&expected) {
-            assert_eq!(
-                (*number, *time_ns),
-                (u64::from(i) + 1, u64::from(i) * 1_000_000_000)
-            );
-            let len = 60 + (i * 7919) % 9000;
-            assert_eq!(data.len(), usize::try_from(len).unwrap());
-            assert!((0..len).zip(data).all(|(b, &x)| x == pattern(i, b)));
+        for (i, (number, _, data)) in expected.iter().enumerate() {
+            assert_eq!(*number, i as u64 + 1);
+            assert_eq!(data.len(), size(i));
+            assert!(data.iter().enumerate().all(|(at, &x)| x == pattern(i, at)));
         }
         for chunk in [usize::MAX, 100_000, 7_001] {
             assert!(
