@@ -1,18 +1,39 @@
-//! The flow table's index: flow key -> flow id, holding only the ids (4 bytes a slot) and
-//! comparing keys against the flows themselves. A map of whole keys (40 bytes each) costs every
-//! frame two cache misses once the flows number in the hundreds of thousands; this one's slots
-//! stay in cache, and the flow the key is compared with is the one the frame updates next.
+//! The flow table's index: flow key -> flow id. A slot holds the id and 32 bits of the key's
+//! hash (8 bytes), and keys are compared against the flows themselves: a map of whole keys
+//! (40 bytes each) would cost every frame two cache misses once the flows number in the
+//! hundreds of thousands.
+//!
+//! Open addressing with linear probing, written here rather than taken from hashbrown because
+//! the replay looks a batch of frames up ahead of stepping them ([`FlowIndex::warm`]): it
+//! needs the address of a key's first slot from its hash alone, to fetch the slots of many
+//! frames at once instead of waiting on each in turn.
 
 use std::net::IpAddr;
-
-use hashbrown::HashTable;
 
 use super::event::{Addr, FlowKey};
 use super::flow::Flow;
 
+/// A slot: a flow's id and the upper half of its key's hash, or [`EMPTY`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot {
+    tag: u32,
+    id: u32,
+}
+
+/// No flow: ids are flow indices, and a table never holds `u32::MAX` flows.
+const EMPTY: Slot = Slot {
+    tag: 0,
+    id: u32::MAX,
+};
+
+/// Slots of a table's first allocation (a power of two).
+const FIRST_SLOTS: usize = 64;
+
 #[derive(Debug, Default)]
 pub struct FlowIndex {
-    table: HashTable<u32>,
+    /// A power of two long (or empty), at most [`FlowIndex::full`] in use.
+    slots: Vec<Slot>,
+    len: usize,
 }
 
 /// An address folded to 64 bits. Different addresses may fold alike (an IPv6 address and an
@@ -30,10 +51,9 @@ fn fold(a: &Addr) -> u64 {
     }
 }
 
-/// The key's hash: its three parts folded into 128 bits and mixed by one wide multiply
-/// (hashbrown needs good high bits for its tags and good low bits for its buckets). The
-/// derived `Hash` fed seven words one at a time and was a tenth of the engine thread's time
-/// on small frames.
+/// The key's hash: its three parts folded into 128 bits and mixed by one wide multiply (the
+/// low bits choose the slot, the high 32 are its tag). The derived `Hash` fed seven words one
+/// at a time and was a tenth of the engine thread's time on small frames.
 #[inline]
 fn hash(key: &FlowKey) -> u64 {
     const K1: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -42,6 +62,12 @@ fn hash(key: &FlowKey) -> u64 {
     let y = u64::from(key.dest_qp) ^ K2;
     let wide = u128::from(x ^ K1) * u128::from(y.wrapping_mul(K1) ^ x.rotate_left(17));
     (wide as u64) ^ ((wide >> 64) as u64)
+}
+
+/// The tag a hash leaves in its slot.
+#[inline]
+fn tag(hash: u64) -> u32 {
+    (hash >> 32) as u32
 }
 
 /// The flow of `id`; ids in the index always name a flow (they are added as flows are).
@@ -55,9 +81,33 @@ impl FlowIndex {
     #[inline]
     #[must_use]
     pub fn get(&self, key: &FlowKey, flows: &[Flow]) -> Option<u32> {
-        self.table
-            .find(hash(key), |&id| key_of(flows, id) == Some(key))
-            .copied()
+        let h = hash(key);
+        let mask = self.slots.len().checked_sub(1)?;
+        let mut at = h as usize & mask;
+        // ends: the table always has an empty slot (see `full`)
+        loop {
+            let slot = *self.slots.get(at)?;
+            if slot == EMPTY {
+                return None;
+            }
+            if slot.tag == tag(h) && key_of(flows, slot.id) == Some(key) {
+                return Some(slot.id);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Reads the slot `key`'s search starts at, to bring it into cache ahead of [`get`]
+    /// (returned to be kept from the optimizer).
+    ///
+    /// [`get`]: FlowIndex::get
+    #[inline]
+    #[must_use]
+    pub fn warm(&self, key: &FlowKey) -> u32 {
+        let mask = self.slots.len().wrapping_sub(1);
+        self.slots
+            .get(hash(key) as usize & mask)
+            .map_or(0, |s| s.id)
     }
 
     /// Record `id` as the flow of its key (`flows[id]`), which must not be in the index yet.
@@ -65,14 +115,46 @@ impl FlowIndex {
         let Some(key) = key_of(flows, id) else {
             return;
         };
-        self.table
-            .insert_unique(hash(key), id, |&other| key_of(flows, other).map_or(0, hash));
+        if self.full() {
+            self.grow(flows);
+        }
+        self.place(hash(key), id);
+        self.len += 1;
+    }
+
+    /// Whether one more flow would leave the table over 7/8 full (or with no empty slot).
+    fn full(&self) -> bool {
+        (self.len + 1) * 8 > self.slots.len() * 7
+    }
+
+    /// Twice the slots, every flow placed again (hashes are recomputed from the flows' keys).
+    fn grow(&mut self, flows: &[Flow]) {
+        let slots = (self.slots.len() * 2).max(FIRST_SLOTS);
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY; slots]);
+        for s in old.into_iter().filter(|&s| s != EMPTY) {
+            if let Some(key) = key_of(flows, s.id) {
+                self.place(hash(key), s.id);
+            }
+        }
+    }
+
+    /// `id` into the first empty slot from its hash's.
+    fn place(&mut self, h: u64, id: u32) {
+        let mask = self.slots.len().wrapping_sub(1);
+        let mut at = h as usize & mask;
+        while let Some(slot) = self.slots.get_mut(at) {
+            if *slot == EMPTY {
+                *slot = Slot { tag: tag(h), id };
+                return;
+            }
+            at = (at + 1) & mask;
+        }
     }
 
     /// Flows indexed (the tests').
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.table.len()
+        self.len
     }
 }
 
@@ -119,6 +201,33 @@ mod tests {
             assert!(buckets.iter().all(|&n| n < 12));
             assert!(tags.iter().all(|&n| (380..650).contains(&n)), "{tags:?}");
         }
+    }
+
+    /// An IPv6 address with an IPv4 one in its low bits folds as that IPv4 address does: the
+    /// two keys share a hash (slot and tag), and only their comparison tells them apart.
+    #[test]
+    fn keys_of_one_hash_stay_apart() {
+        let v4 = Addr::Ip(std::net::Ipv4Addr::new(10, 0, 0, 1).into());
+        let v6 = Addr::Ip(std::net::Ipv6Addr::from(0x0a00_0001u128).into());
+        let lid = Addr::Lid(7);
+        let a = FlowKey {
+            src: v4,
+            dst: lid,
+            dest_qp: 9,
+        };
+        let b = FlowKey { src: v6, ..a };
+        assert_eq!(hash(&a), hash(&b));
+        let mut index = FlowIndex::default();
+        assert_eq!(index.get(&a, &[]), None, "an empty index");
+        let flows = vec![Flow::new(0, a), Flow::new(1, b)];
+        index.insert(0, &flows);
+        assert_eq!(index.get(&b, &flows), None);
+        index.insert(1, &flows);
+        assert_eq!(index.get(&a, &flows), Some(0));
+        assert_eq!(index.get(&b, &flows), Some(1));
+        // where a search starts: the same slot for both
+        assert_eq!(index.warm(&a), 0);
+        assert_eq!(index.warm(&b), 0);
     }
 
     #[test]
