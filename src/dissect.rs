@@ -369,6 +369,7 @@ fn line_frames<W: Lines>(
                 }
                 writer.frame(&view, out)?;
             }
+            source::Slot::Ahead(_) => return Ok(ControlFlow::Continue(())),
             source::Slot::Prepared(w, data) => {
                 if !w.shown {
                     return Ok(ControlFlow::Continue(()));

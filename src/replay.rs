@@ -146,6 +146,10 @@ pub fn run_with<S: FrameSource + ?Sized>(
         threads,
         prepare,
         |slot, at| -> Result<ControlFlow<()>, CaptureError> {
+            if let Slot::Ahead(coming) = slot {
+                engine.ahead(coming.map(|(ev, _)| ev));
+                return Ok(ControlFlow::Continue(()));
+            }
             step_slot(&mut engine, slot, &options, observer);
             frames += 1;
             observer.frame_done(&engine, at.idle);
@@ -193,6 +197,7 @@ fn step_slot(
     match slot {
         Slot::Frame(frame) => engine.frame_observed(&FrameView::new(frame, options, 0), observer),
         Slot::Prepared((ev, problem), _) => engine.roce_frame_observed(ev, *problem, observer),
+        Slot::Ahead(_) => {}
     }
 }
 

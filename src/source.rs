@@ -258,6 +258,41 @@ pub enum Slot<'a, P> {
     /// What the reading thread's `prepare` made of it, and the bytes it wrote to
     /// [`Prepare::out`] for that batch (`P` says where its own are).
     Prepared(&'a P, &'a [u8]),
+    /// Before the next frames (up to [`AHEAD_WINDOW`]) are handed over, what `prepare` made of
+    /// them, all at once: the consumer may start fetching what they will need from memory
+    /// for all of them, rather than wait on it frame by frame. Each comes again, as
+    /// [`Slot::Prepared`], in its turn; what `each` returns here is not looked at.
+    Ahead(Coming<'a, P>),
+}
+
+/// Frames [`Slot::Ahead`] shows at a time: enough for their memory fetches to overlap, few
+/// enough that what they fetch is still in cache (L1, mostly) when their turn comes.
+pub const AHEAD_WINDOW: usize = 64;
+
+/// What `prepare` made of the next frames (see [`Slot::Ahead`]), in capture order.
+#[derive(Debug)]
+pub struct Coming<'a, P> {
+    items: std::slice::Iter<'a, Item<P>>,
+}
+
+// derived, it would want `P: Clone`
+impl<P> Clone for Coming<'_, P> {
+    fn clone(&self) -> Self {
+        Coming {
+            items: self.items.clone(),
+        }
+    }
+}
+
+impl<'a, P> Iterator for Coming<'a, P> {
+    type Item = &'a P;
+
+    fn next(&mut self) -> Option<&'a P> {
+        self.items.find_map(|item| match item {
+            Item::Prepared(p) => Some(p),
+            Item::Frame(_) => None,
+        })
+    }
 }
 
 /// What `prepare` is told on the reading thread, and where it may write bytes for the consumer
@@ -495,7 +530,7 @@ where
 {
     drive(source, threads, prepare_nothing, |slot, at| match slot {
         Slot::Frame(frame) => each(frame, at),
-        Slot::Prepared((), _) => Ok(ControlFlow::Continue(())),
+        Slot::Prepared((), _) | Slot::Ahead(_) => Ok(ControlFlow::Continue(())),
     })
 }
 
@@ -533,6 +568,13 @@ where
         let mut at = batch.at;
         let last = batch.items.len().saturating_sub(1);
         for (i, item) in batch.items.iter().enumerate() {
+            if i.is_multiple_of(AHEAD_WINDOW) {
+                let next = batch.items.get(i..).unwrap_or_default();
+                let coming = Coming {
+                    items: next.get(..AHEAD_WINDOW).unwrap_or(next).iter(),
+                };
+                let _ = each(Slot::Ahead(coming), at);
+            }
             at.idle = batch.idle_end && i == last;
             let slot = match item {
                 Item::Frame(m) => Slot::Frame(Frame {

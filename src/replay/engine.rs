@@ -134,7 +134,12 @@ pub struct Engine {
     created: Option<Vec<u64>>,
     /// The number of the packet being stepped (counted by the front, told to the shards).
     step_seq: u64,
+    /// The flows of the packets coming next ([`Engine::ahead`]'s, kept for its allocation).
+    ahead_ids: Vec<u32>,
 }
+
+/// Flows below which [`Engine::ahead`] does nothing: their state stays in cache.
+const AHEAD_FLOWS: usize = 8192;
 
 /// A RoCE packet the sharded replay's front admitted, for a shard to step: the packet, what
 /// its frame also carried, and its file's ICRC verdict when it was admitted.
@@ -187,6 +192,7 @@ impl Engine {
             outbox: None,
             created: None,
             step_seq: 0,
+            ahead_ids: Vec::new(),
         }
     }
 
@@ -381,6 +387,38 @@ impl Engine {
         observer: &mut impl Observer,
     ) {
         self.roce_observed(ev, problem, None, observer);
+    }
+
+    /// Packets coming next: bring what stepping them will read into cache now, for all of
+    /// them at once. Once the flows outgrow the caches, waiting on memory is much of a
+    /// packet's time; fetched here, the misses of many packets overlap. Each pass reads what
+    /// the one before it brought in (index slots, then flows, then their requests and
+    /// peers), so that its own reads do not wait on one another. Changes nothing the replay
+    /// decides: it only reads.
+    pub fn ahead<'e>(&mut self, coming: impl Iterator<Item = &'e PacketEvent> + Clone) {
+        if self.flows.len() < AHEAD_FLOWS || self.outbox.is_some() {
+            return;
+        }
+        let mut seen = 0u64;
+        for ev in coming.clone() {
+            seen ^= u64::from(self.index.warm(&ev.key));
+        }
+        self.ahead_ids.clear();
+        for ev in coming {
+            if let Some(id) = self.index.get(&ev.key, &self.flows) {
+                self.ahead_ids.push(id);
+            }
+        }
+        for &id in &self.ahead_ids {
+            if let Some(f) = self.flows.get(id as usize) {
+                seen ^= f.warm();
+                // an acknowledgement's flow steps its peer's requests
+                if let Some(peer) = f.peer.and_then(|p| self.flows.get(p as usize)) {
+                    seen ^= peer.warm();
+                }
+            }
+        }
+        std::hint::black_box(seen);
     }
 
     /// One RoCE packet (from a frame, or hand-built in tests).

@@ -307,6 +307,17 @@ impl Flow {
 
     /// The request side (an empty one, shared, on a flow without requests).
     #[inline]
+    /// Reads what a packet of this flow will read, to have it in cache (returned to be kept
+    /// from the optimizer).
+    #[must_use]
+    pub fn warm(&self) -> u64 {
+        self.frames
+            ^ self
+                .requests
+                .as_ref()
+                .map_or(0, |r| r.psn.expected_position())
+    }
+
     fn requests(&self) -> &Requests {
         self.requests.as_deref().unwrap_or(&NO_REQUESTS)
     }

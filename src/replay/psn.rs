@@ -348,6 +348,12 @@ fn finding(kind: Kind, frame: u64, time_ns: u64, psn: Psn, detail: Detail) -> Fi
 }
 
 impl PsnStream {
+    /// The next position expected (read to bring the stream into cache).
+    #[must_use]
+    pub fn expected_position(&self) -> u64 {
+        self.expected
+    }
+
     #[must_use]
     pub fn new() -> Self {
         PsnStream::default()
