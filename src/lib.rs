@@ -86,7 +86,11 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
             } else if cfg.each {
                 analyze::each::run(&cfg)?
             } else {
-                analyze::run(&cfg)?.matched
+                let outcome = analyze::run(&cfg)?;
+                // The process ends next: freeing hundreds of thousands of flows one by one
+                // would only delay it (the system takes the memory back at once).
+                std::mem::forget(outcome.replay);
+                outcome.matched
             };
             Ok(if matched {
                 Status::Findings
