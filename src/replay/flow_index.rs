@@ -1,7 +1,8 @@
 //! The flow table's index: flow key -> flow id. A slot holds the id and 32 bits of the key's
 //! hash (8 bytes), and keys are compared against the flows themselves: a map of whole keys
 //! (40 bytes each) would cost every frame two cache misses once the flows number in the
-//! hundreds of thousands.
+//! hundreds of thousands. The slot a search starts at is chosen by those 32 bits too, so
+//! that growing the table moves slots without reading a flow.
 //!
 //! Open addressing with linear probing, written here rather than taken from hashbrown because
 //! the replay looks a batch of frames up ahead of stepping them ([`FlowIndex::warm`]): it
@@ -13,7 +14,7 @@ use std::net::IpAddr;
 use super::event::{Addr, FlowKey};
 use super::flow::Flow;
 
-/// A slot: a flow's id and the upper half of its key's hash, or [`EMPTY`].
+/// A slot: a flow's id and its key's [`tag`], or [`EMPTY`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Slot {
     tag: u32,
@@ -51,9 +52,9 @@ fn fold(a: &Addr) -> u64 {
     }
 }
 
-/// The key's hash: its three parts folded into 128 bits and mixed by one wide multiply (the
-/// low bits choose the slot, the high 32 are its tag). The derived `Hash` fed seven words one
-/// at a time and was a tenth of the engine thread's time on small frames.
+/// The key's hash: its three parts folded into 128 bits and mixed by one wide multiply. The
+/// derived `Hash` fed seven words one at a time and was a tenth of the engine thread's time on
+/// small frames.
 #[inline]
 fn hash(key: &FlowKey) -> u64 {
     const K1: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -64,10 +65,11 @@ fn hash(key: &FlowKey) -> u64 {
     (wide as u64) ^ ((wide >> 64) as u64)
 }
 
-/// The tag a hash leaves in its slot.
+/// What a key leaves in its slot: the low half of its hash, whose low bits also choose the
+/// slot its search starts at ([`FlowIndex::home`]).
 #[inline]
-fn tag(hash: u64) -> u32 {
-    (hash >> 32) as u32
+fn tag(key: &FlowKey) -> u32 {
+    hash(key) as u32
 }
 
 /// The flow of `id`; ids in the index always name a flow (they are added as flows are).
@@ -81,20 +83,31 @@ impl FlowIndex {
     #[inline]
     #[must_use]
     pub fn get(&self, key: &FlowKey, flows: &[Flow]) -> Option<u32> {
-        let h = hash(key);
-        let mask = self.slots.len().checked_sub(1)?;
-        let mut at = h as usize & mask;
+        let tag = tag(key);
+        let mut at = self.home(tag);
         // ends: the table always has an empty slot (see `full`)
         loop {
             let slot = *self.slots.get(at)?;
             if slot == EMPTY {
                 return None;
             }
-            if slot.tag == tag(h) && key_of(flows, slot.id) == Some(key) {
+            if slot.tag == tag && key_of(flows, slot.id) == Some(key) {
                 return Some(slot.id);
             }
-            at = (at + 1) & mask;
+            at = self.next(at);
         }
+    }
+
+    /// The slot where the search for a key of `tag` starts (0 in an empty table).
+    #[inline]
+    fn home(&self, tag: u32) -> usize {
+        tag as usize & self.slots.len().saturating_sub(1)
+    }
+
+    /// The slot searched after `at`.
+    #[inline]
+    fn next(&self, at: usize) -> usize {
+        (at + 1) & self.slots.len().saturating_sub(1)
     }
 
     /// Reads the slot `key`'s search starts at, to bring it into cache ahead of [`get`]
@@ -104,10 +117,7 @@ impl FlowIndex {
     #[inline]
     #[must_use]
     pub fn warm(&self, key: &FlowKey) -> u32 {
-        let mask = self.slots.len().wrapping_sub(1);
-        self.slots
-            .get(hash(key) as usize & mask)
-            .map_or(0, |s| s.id)
+        self.slots.get(self.home(tag(key))).map_or(0, |s| s.id)
     }
 
     /// Record `id` as the flow of its key (`flows[id]`), which must not be in the index yet.
@@ -116,9 +126,9 @@ impl FlowIndex {
             return;
         };
         if self.full() {
-            self.grow(flows);
+            self.grow();
         }
-        self.place(hash(key), id);
+        self.place(tag(key), id);
         self.len += 1;
     }
 
@@ -127,27 +137,24 @@ impl FlowIndex {
         (self.len + 1) * 8 > self.slots.len() * 7
     }
 
-    /// Twice the slots, every flow placed again (hashes are recomputed from the flows' keys).
-    fn grow(&mut self, flows: &[Flow]) {
+    /// Twice the slots, every flow placed again by its tag.
+    fn grow(&mut self) {
         let slots = (self.slots.len() * 2).max(FIRST_SLOTS);
         let old = std::mem::replace(&mut self.slots, vec![EMPTY; slots]);
         for s in old.into_iter().filter(|&s| s != EMPTY) {
-            if let Some(key) = key_of(flows, s.id) {
-                self.place(hash(key), s.id);
-            }
+            self.place(s.tag, s.id);
         }
     }
 
-    /// `id` into the first empty slot from its hash's.
-    fn place(&mut self, h: u64, id: u32) {
-        let mask = self.slots.len().wrapping_sub(1);
-        let mut at = h as usize & mask;
+    /// `id` into the first empty slot from its tag's home.
+    fn place(&mut self, tag: u32, id: u32) {
+        let mut at = self.home(tag);
         while let Some(slot) = self.slots.get_mut(at) {
             if *slot == EMPTY {
-                *slot = Slot { tag: tag(h), id };
+                *slot = Slot { tag, id };
                 return;
             }
-            at = (at + 1) & mask;
+            at = self.next(at);
         }
     }
 
@@ -171,8 +178,9 @@ mod tests {
         }
     }
 
-    /// Keys as a fabric makes them (few hosts, QP numbers counting up) spread over buckets
-    /// (the low bits) and tags (the top seven) as random hashes would.
+    /// Keys as a fabric makes them (few hosts, QP numbers counting up) spread over home slots
+    /// (the low bits) and over the bits of their tags above those (bits 25 to 31) as random
+    /// hashes would.
     #[test]
     fn hashes_of_fabric_keys_spread() {
         let v6 = |i: u32| {
@@ -192,7 +200,7 @@ mod tests {
             for k in keys {
                 let h = hash(&k);
                 buckets[(h & 0xFFFF) as usize] += 1;
-                tags[(h >> 57) as usize] += 1;
+                tags[(h >> 25) as usize & 127] += 1;
             }
             // 65,536 random hashes leave about 36.8 % of 65,536 buckets empty, and none
             // holds more than a handful; each tag is drawn about 512 times.
@@ -234,7 +242,7 @@ mod tests {
     fn finds_every_flow_it_was_given_and_no_other() {
         let mut flows = Vec::new();
         let mut index = FlowIndex::default();
-        // enough to grow the table several times (rehashing reads the keys back from `flows`)
+        // enough to grow the table several times
         for id in 0..5000u32 {
             flows.push(Flow::new(id, key(id * 3)));
             index.insert(id, &flows);
