@@ -305,8 +305,6 @@ impl Flow {
         }
     }
 
-    /// The request side (an empty one, shared, on a flow without requests).
-    #[inline]
     /// Reads what a packet of this flow will read, to have it in cache (returned to be kept
     /// from the optimizer).
     #[must_use]
@@ -318,6 +316,8 @@ impl Flow {
                 .map_or(0, |r| r.psn.expected_position())
     }
 
+    /// The request side (an empty one, shared, on a flow without requests).
+    #[inline]
     fn requests(&self) -> &Requests {
         self.requests.as_deref().unwrap_or(&NO_REQUESTS)
     }
