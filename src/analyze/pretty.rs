@@ -39,7 +39,7 @@ fn new_line(out: &mut Vec<u8>, comma: bool, depth: usize) {
 }
 
 /// A JSON string, escaped as serde_json escapes it.
-fn string(out: &mut Vec<u8>, s: &str) {
+pub fn string(out: &mut Vec<u8>, s: &str) {
     if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
         out.push(b'"');
         out.extend_from_slice(s.as_bytes());
@@ -120,15 +120,6 @@ impl<'o> Object<'o> {
     pub fn str(&mut self, key: &str, v: &str) {
         let out = self.key(key);
         string(out, v);
-    }
-
-    /// A nested object, written by `body`.
-    pub fn object(&mut self, key: &str, body: impl FnOnce(&mut Object<'_>)) {
-        let depth = self.depth + 1;
-        let out = self.key(key);
-        let mut inner = Object::begin(out, depth);
-        body(&mut inner);
-        inner.end();
     }
 
     /// `}` (on its own line unless the object is empty).
