@@ -5,6 +5,7 @@
 //!   data), and their Arrow types;
 //! - [`columns`]: rows gathered column by column as their JSON is walked, handed out as one
 //!   Arrow batch per row group;
+//! - [`row`]: a row from any `Serialize` struct, by its field names;
 //! - the tables themselves belong to their commands: `dissect/parquet.rs` (a row per frame, fed
 //!   by the dissectors' field walk) and `analyze/parquet.rs` (the report's tables, fed by the
 //!   rows of the JSON report);
@@ -18,6 +19,7 @@
 
 pub mod columns;
 pub mod encoder;
+pub mod row;
 pub mod schema;
 
 use std::path::Path;

@@ -274,8 +274,9 @@ impl Serialize for Flows<'_> {
     }
 }
 
+/// A row of §6.6's `pfc` list.
 #[derive(Serialize)]
-struct PfcJson {
+pub struct PfcJson {
     src_mac: String,
     priority: u8,
     pause_frames: u64,
@@ -285,8 +286,9 @@ struct PfcJson {
     storms: u64,
 }
 
+/// One of §6.6's `events`.
 #[derive(Serialize)]
-struct EventJson<'a> {
+pub struct EventJson<'a> {
     frame: u64,
     time_ns: u64,
     kind: &'static str,
@@ -338,7 +340,7 @@ pub fn mac_text(m: [u8; 6]) -> String {
 #[must_use]
 pub fn report<'a>(cfg: &AnalyzeConfig, replay: &'a Replay) -> Report<'a> {
     Report {
-        version: 1,
+        version: VERSION,
         capture: capture_json(cfg, replay),
         flows: Flows(&replay.flows),
         pfc: replay.pfc.iter().map(pfc_json).collect(),
@@ -642,7 +644,7 @@ fn event(buf: &mut Vec<u8>, depth: usize, e: &EventJson<'_>) {
 /// The report's tables, for writers that take them a row at a time (Parquet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
-    /// One row: the `capture` object, with the report's `version`.
+    /// One row: the `capture` object, with the report's `version` ([`VERSION`]).
     Capture,
     Flows,
     Pfc,
@@ -650,37 +652,67 @@ pub enum Section {
     Events,
 }
 
-/// Every row of the report as the JSON report has it, section by section, one at a time (no
-/// table of rows is built).
+/// The report's `version`.
+pub const VERSION: u32 = 1;
+
+/// One row of the report, as the JSON report has it (it serializes as that row's object).
+pub enum Row<'a> {
+    /// The `capture` object (without `version`).
+    Capture(&'a CaptureJson),
+    Flow(&'a FlowJson),
+    Pfc(&'a PfcJson),
+    TcpBth(&'a crate::replay::tcp_bth::TcpBthRow),
+    Event(&'a EventJson<'a>),
+}
+
+impl Row<'_> {
+    /// The table the row belongs to.
+    #[must_use]
+    pub fn section(&self) -> Section {
+        match self {
+            Row::Capture(_) => Section::Capture,
+            Row::Flow(_) => Section::Flows,
+            Row::Pfc(_) => Section::Pfc,
+            Row::TcpBth(_) => Section::TcpBth,
+            Row::Event(_) => Section::Events,
+        }
+    }
+}
+
+impl Serialize for Row<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Row::Capture(c) => c.serialize(s),
+            Row::Flow(f) => f.serialize(s),
+            Row::Pfc(p) => p.serialize(s),
+            Row::TcpBth(t) => t.serialize(s),
+            Row::Event(e) => e.serialize(s),
+        }
+    }
+}
+
+/// Every row of the report, section by section, one at a time (no table of rows is built).
 ///
 /// # Errors
-/// The first error `row` returns, or a row that does not serialize (none of these structs can
-/// fail to).
-pub fn each_row<E: From<serde_json::Error>>(
+/// The first error `row` returns.
+pub fn each_row<E>(
     cfg: &AnalyzeConfig,
     replay: &Replay,
-    mut row: impl FnMut(Section, serde_json::Value) -> Result<(), E>,
+    mut row: impl FnMut(Row<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let mut capture = serde_json::to_value(capture_json(cfg, replay))?;
-    if let serde_json::Value::Object(m) = &mut capture {
-        m.insert("version".to_owned(), 1.into());
-    }
-    row(Section::Capture, capture)?;
+    row(Row::Capture(&capture_json(cfg, replay)))?;
     for f in &replay.flows {
-        row(Section::Flows, serde_json::to_value(FlowJson::new(f))?)?;
+        row(Row::Flow(&FlowJson::new(f)))?;
     }
     for r in &replay.pfc {
-        row(Section::Pfc, serde_json::to_value(pfc_json(r))?)?;
+        row(Row::Pfc(&pfc_json(r)))?;
     }
     for t in &replay.tcp_bth {
-        row(Section::TcpBth, serde_json::to_value(t)?)?;
+        row(Row::TcpBth(t))?;
     }
     let mut detail = String::new();
     for e in &replay.events {
-        row(
-            Section::Events,
-            serde_json::to_value(event_json(e, &mut detail))?,
-        )?;
+        row(Row::Event(&event_json(e, &mut detail)))?;
     }
     Ok(())
 }

@@ -2,8 +2,9 @@
 //! `pfc.parquet`, `events.parquet` and `tcp_bth.parquet`, with the JSON report's keys as
 //! columns (interfaces.md §6.6, §10) and nested objects as structs.
 //!
-//! Rows come from [`super::json::each_row`], the JSON report's own rows, one at a time; a row
-//! group is written every [`crate::columnar::ROW_GROUP`] rows.
+//! Rows come from [`super::json::each_row`], the JSON report's own rows, one at a time,
+//! serialized straight into the columns ([`crate::columnar::row`]); a row group is written
+//! every [`crate::columnar::ROW_GROUP`] rows.
 //!
 //! Counts, times and ids are `Int64` (every engine's integer; Spark reads unsigned 64-bit
 //! Parquet as a decimal), wire fields keep their narrow unsigned types (`destqp`, PSNs,
@@ -12,12 +13,12 @@
 use std::path::Path;
 
 use anyhow::Context as _;
-use serde_json::Value as Json;
 
 use super::AnalyzeConfig;
-use super::json::{Section, each_row};
+use super::json::{Section, VERSION, each_row};
 use crate::columnar::ParquetFile;
-use crate::columnar::columns::{Cell, Table};
+use crate::columnar::columns::{Cell, Key, Table};
+use crate::columnar::row::add_row;
 use crate::columnar::schema::{
     Kind::{Bool, I64, Str, U8, U16, U32, U64},
     Node, leaf, list_leaf, object,
@@ -206,9 +207,13 @@ pub fn write_dir(cfg: &AnalyzeConfig, replay: &Replay, dir: &Path) -> anyhow::Re
         let file = ParquetFile::create(&path, &table, &schema_name, unique, None)?;
         open.push((section, table, file));
     }
-    each_row(cfg, replay, |section, row| -> anyhow::Result<()> {
+    each_row(cfg, replay, |row| -> anyhow::Result<()> {
+        let section = row.section();
         if let Some((_, table, file)) = open.iter_mut().find(|(s, _, _)| *s == section) {
-            add_row(table, &row);
+            add_row(table, &row)?;
+            if section == Section::Capture {
+                table.value(Key::Static("version"), Cell::Uint(VERSION.into()));
+            }
             file.write_when_full(table)?;
         }
         Ok(())
@@ -217,45 +222,4 @@ pub fn write_dir(cfg: &AnalyzeConfig, replay: &Replay, dir: &Path) -> anyhow::Re
         file.close(&mut table)?;
     }
     Ok(())
-}
-
-/// One JSON object as a row.
-pub fn add_row(table: &mut Table, row: &Json) {
-    table.begin_row();
-    if let Json::Object(members) = row {
-        for (k, v) in members {
-            member(table, k, v);
-        }
-    }
-}
-
-fn member(table: &mut Table, key: &str, v: &Json) {
-    match v {
-        Json::Object(members) => {
-            table.begin_object(key);
-            for (k, x) in members {
-                member(table, k, x);
-            }
-            table.end();
-        }
-        Json::Array(items) => {
-            table.begin_list(key);
-            for x in items {
-                member(table, "", x);
-            }
-            table.end();
-        }
-        Json::Number(n) => {
-            let cell = match (n.as_u64(), n.as_i64()) {
-                (Some(u), _) => Cell::Uint(u),
-                (None, Some(i)) => Cell::Int(i),
-                // No report value is fractional; a null rather than a rounded number.
-                (None, None) => Cell::Null,
-            };
-            table.value(key, cell);
-        }
-        Json::String(s) => table.value(key, Cell::Str(s)),
-        Json::Bool(b) => table.value(key, Cell::Bool(*b)),
-        Json::Null => table.value(key, Cell::Null),
-    }
 }
