@@ -39,16 +39,14 @@ impl ser::Error for RowError {
 /// # Errors
 /// `row` is not a struct, or holds a value of a shape no column has (see [`RowError`]).
 pub fn add_row(table: &mut Table, row: &impl Serialize) -> Result<(), RowError> {
-    row.serialize(Row(table))
+    row.serialize(Member { table, key: None })
 }
 
-/// The row itself: a struct, whose fields are the row's top-level members.
-struct Row<'t>(&'t mut Table);
-
-/// A member named `key` of the row, of a struct in it, or an item of a list (`""`).
+/// A member named `key` of the row, of a struct in it, or an item of a list (`""`); with no
+/// key, the row itself (a struct, whose fields are the row's top-level members).
 struct Member<'t> {
     table: &'t mut Table,
-    key: &'static str,
+    key: Option<&'static str>,
 }
 
 /// The fields of a struct, or the items of a list; `close` ends the object or list (not the
@@ -62,143 +60,17 @@ fn unsupported(what: &str) -> RowError {
     RowError(format!("a {what} has no column"))
 }
 
-impl<'t> ser::Serializer for Row<'t> {
-    type Ok = ();
-    type Error = RowError;
-    type SerializeSeq = Impossible<(), RowError>;
-    type SerializeTuple = Impossible<(), RowError>;
-    type SerializeTupleStruct = Impossible<(), RowError>;
-    type SerializeTupleVariant = Impossible<(), RowError>;
-    type SerializeMap = Impossible<(), RowError>;
-    type SerializeStruct = Members<'t>;
-    type SerializeStructVariant = Impossible<(), RowError>;
-
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Members<'t>, RowError> {
-        self.0.begin_row();
-        Ok(Members {
-            table: self.0,
-            close: false,
-        })
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        v: &T,
-    ) -> Result<(), RowError> {
-        v.serialize(self)
-    }
-
-    fn serialize_bool(self, _: bool) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_i8(self, _: i8) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_i16(self, _: i16) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_i32(self, _: i32) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_i64(self, _: i64) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_u8(self, _: u8) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_u16(self, _: u16) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_u32(self, _: u32) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_u64(self, _: u64) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_f32(self, _: f32) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_f64(self, _: f64) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_char(self, _: char) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_str(self, _: &str) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_none(self) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<(), RowError> {
-        v.serialize(self)
-    }
-    fn serialize_unit(self) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-    ) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, RowError> {
-        Err(unsupported("row that is not a struct"))
-    }
-}
-
 impl Member<'_> {
+    /// The member's key, or the error for a row that is not a struct.
+    fn key(&self) -> Result<Key<'static>, RowError> {
+        self.key
+            .map(Key::Static)
+            .ok_or_else(|| unsupported("row that is not a struct"))
+    }
+
     fn cell(self, cell: Cell<'_>) -> Result<(), RowError> {
-        self.table.value(Key::Static(self.key), cell);
+        let key = self.key()?;
+        self.table.value(key, cell);
         Ok(())
     }
 }
@@ -298,7 +170,8 @@ impl<'t> ser::Serializer for Member<'t> {
         Err(unsupported("enum with data"))
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<Members<'t>, RowError> {
-        self.table.begin_list(Key::Static(self.key));
+        let key = self.key()?;
+        self.table.begin_list(key);
         Ok(Members {
             table: self.table,
             close: true,
@@ -327,10 +200,13 @@ impl<'t> ser::Serializer for Member<'t> {
         Err(unsupported("map"))
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Members<'t>, RowError> {
-        self.table.begin_object(Key::Static(self.key));
+        match self.key {
+            Some(key) => self.table.begin_object(Key::Static(key)),
+            None => self.table.begin_row(),
+        }
         Ok(Members {
             table: self.table,
-            close: true,
+            close: self.key.is_some(),
         })
     }
     fn serialize_struct_variant(
@@ -355,7 +231,7 @@ impl SerializeStruct for Members<'_> {
     ) -> Result<(), RowError> {
         v.serialize(Member {
             table: self.table,
-            key,
+            key: Some(key),
         })
     }
 
@@ -374,7 +250,7 @@ impl SerializeSeq for Members<'_> {
     fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), RowError> {
         v.serialize(Member {
             table: self.table,
-            key: "",
+            key: Some(""),
         })
     }
 
