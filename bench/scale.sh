@@ -15,7 +15,7 @@
 #   analyze -f json on big1k vs tshark -T fields (frames/s) and vs cat (bytes/s)
 #   analyze -f json on small2k vs cat (bytes/s)
 #   flow scaling: analyze on small400k vs small2k (wall; -f json, whose report grows with the
-#   flows to 685 MB, and the default text report), and peak RSS for -f json, csv, text
+#   flows to 685 MB, and the default text report), and peak RSS for -f json, csv, text, parquet
 #   dissect -f jsonl vs tshark -T fields, dissect text vs tshark's default output (on big1k)
 # The inspector's and send's figures have their own scripts (bench/inspect-open.sh,
 # bench/send-vs-tcpreplay.sh: tmux; root and a veth pair), run at the end when possible.
@@ -106,7 +106,9 @@ row "  the same with the text report (50 flows)" "$an_many_text_top" "s" "2,000 
   "$(awk -v a="$an_many_text_top" -v b="$an_small_text" 'BEGIN{printf "%.2fx", a/b}')" "<= 1.5x"
 measure an_many_csv "$bin" -q analyze -f csv "$many"; rss_csv=$rss
 measure an_many_text "$bin" -q analyze --flows all "$many"; rss_text=$rss
-for f in json csv text; do
+# parquet writes a directory: the same one each run (the command replaces its files)
+measure an_many_parquet "$bin" -q analyze -f parquet -o "$work/many.parquet.d" "$many"; rss_parquet=$rss
+for f in json csv text parquet; do
   r=$(eval echo "\$rss_$f")
   row "peak RSS, 400,000 flows, -f $f" "$((r / 1024))" "MiB" "per flow" \
     "$(awk -v r="$r" 'BEGIN{printf "%.0f B", r*1024/400000}')" "<= 100 MiB"
