@@ -146,11 +146,9 @@ pub fn run_with<S: FrameSource + ?Sized>(
         threads,
         prepare,
         |slot, at| -> Result<ControlFlow<()>, CaptureError> {
-            if let Slot::Ahead(coming) = slot {
-                engine.ahead(coming.map(|(ev, _)| ev));
+            if !step_slot(&mut engine, slot, &options, observer) {
                 return Ok(ControlFlow::Continue(()));
             }
-            step_slot(&mut engine, slot, &options, observer);
             frames += 1;
             observer.frame_done(&engine, at.idle);
             if stops(observer, frames, at.bytes) {
@@ -187,18 +185,23 @@ fn prepared(frame: &Frame<'_>, options: &DissectOptions<'_>) -> Option<Prepared>
     summary(&view).map(|ev| (ev, view.problem))
 }
 
-/// One frame as the frame driver hands it over, into `engine`.
+/// One slot as the frame driver hands it over, into `engine`: whether it was a frame (the
+/// frames shown ahead, [`Slot::Ahead`], are only fetched, and come again in their turn).
 fn step_slot(
     engine: &mut Engine,
     slot: Slot<'_, Prepared>,
     options: &DissectOptions<'_>,
     observer: &mut impl Observer,
-) {
+) -> bool {
     match slot {
         Slot::Frame(frame) => engine.frame_observed(&FrameView::new(frame, options, 0), observer),
         Slot::Prepared((ev, problem), _) => engine.roce_frame_observed(ev, *problem, observer),
-        Slot::Ahead(_) => {}
+        Slot::Ahead(coming) => {
+            engine.ahead(coming.map(|(ev, _)| ev));
+            return false;
+        }
     }
+    true
 }
 
 /// Every [`PROGRESS_EVERY`] frames, whether `observer` stops the replay.

@@ -94,10 +94,9 @@ pub fn run_sharded<S: FrameSource + ?Sized>(
             threads,
             prepare,
             |slot, at| -> Result<ControlFlow<()>, CaptureError> {
-                if matches!(slot, source::Slot::Ahead(_)) {
+                if !step_slot(&mut front, slot, &options, &mut ()) {
                     return Ok(ControlFlow::Continue(()));
                 }
-                step_slot(&mut front, slot, &options, &mut ());
                 send(&mut front, false);
                 frames += 1;
                 if stops(observer, frames, at.bytes) {
