@@ -397,7 +397,9 @@ fn pfc_json(r: &crate::replay::pfc::PfcRow) -> PfcJson {
 /// Output errors.
 pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
     let mut buf = Vec::with_capacity(BLOCK + (4 << 10));
-    buf.extend_from_slice(b"{\n  \"version\": 1,\n  \"capture\": ");
+    buf.extend_from_slice(b"{\n  \"version\": ");
+    crate::decimal::uint(&mut buf, VERSION.into());
+    buf.extend_from_slice(b",\n  \"capture\": ");
     pretty::serde_at(&mut buf, 1, &capture_json(cfg, replay));
     flows(&mut buf, out, &replay.flows)?;
     let pfc = replay.pfc.iter().map(pfc_json);
@@ -522,10 +524,14 @@ fn list<T>(
 }
 
 /// The start of a flow's member line: `,`, a newline, the indentation of a flow's members
-/// (a flow is an item of the report's `flows` list, at depth 2), the key.
+/// (a flow is an item of the report's `flows` list, at depth 2), the key. `{ key` starts the
+/// object with its first member instead.
 macro_rules! member {
     ($key:literal) => {
         concat!(",\n      \"", $key, "\": ").as_bytes()
+    };
+    ({ $key:literal }) => {
+        concat!("{\n      \"", $key, "\": ").as_bytes()
     };
 }
 
@@ -534,7 +540,14 @@ macro_rules! inner {
     ($key:literal) => {
         concat!(",\n        \"", $key, "\": ").as_bytes()
     };
+    ({ $key:literal }) => {
+        concat!("{\n        \"", $key, "\": ").as_bytes()
+    };
 }
+
+/// The end of an object inside a flow, and of the flow.
+const INNER_END: &[u8] = b"\n      }";
+const FLOW_END: &[u8] = b"\n    }";
 
 /// A member's line start, then its number.
 #[inline(always)]
@@ -561,13 +574,13 @@ fn opt(buf: &mut Vec<u8>, start: &[u8], v: Option<impl Into<u64>>) {
 fn flow(buf: &mut Vec<u8>, j: &FlowJson) {
     let latency = |buf: &mut Vec<u8>, start: &[u8], l: &LatencyJson| {
         buf.extend_from_slice(start);
-        num(buf, b"{\n        \"samples\": ", l.samples);
+        num(buf, inner!({ "samples" }), l.samples);
         opt(buf, inner!("p50"), l.p50);
         opt(buf, inner!("p99"), l.p99);
         opt(buf, inner!("max"), l.max);
-        buf.extend_from_slice(b"\n      }");
+        buf.extend_from_slice(INNER_END);
     };
-    num(buf, b"{\n      \"id\": ", j.id);
+    num(buf, member!({ "id" }), j.id);
     buf.extend_from_slice(member!("src"));
     pretty::string(buf, &j.src);
     buf.extend_from_slice(member!("dst"));
@@ -594,13 +607,13 @@ fn flow(buf: &mut Vec<u8>, j: &FlowJson) {
     num(buf, member!("atomic_acks"), j.atomic_acks);
     let n = &j.naks;
     buf.extend_from_slice(member!("naks"));
-    num(buf, b"{\n        \"psn_seq_err\": ", n.psn_seq_err);
+    num(buf, inner!({ "psn_seq_err" }), n.psn_seq_err);
     num(buf, inner!("rnr"), n.rnr);
     num(buf, inner!("invalid_request"), n.invalid_request);
     num(buf, inner!("remote_access"), n.remote_access);
     num(buf, inner!("remote_op"), n.remote_op);
     num(buf, inner!("invalid_rd"), n.invalid_rd);
-    buf.extend_from_slice(b"\n      }");
+    buf.extend_from_slice(INNER_END);
     num(buf, member!("read_requests"), j.read_requests);
     num(buf, member!("read_response_gaps"), j.read_response_gaps);
     num(buf, member!("unanswered_reads"), j.unanswered_reads);
@@ -616,7 +629,7 @@ fn flow(buf: &mut Vec<u8>, j: &FlowJson) {
     latency(buf, member!("timeout_wait_ns"), &j.timeout_wait_ns);
     let k = &j.conformance;
     buf.extend_from_slice(member!("conformance"));
-    num(buf, b"{\n        \"gbn_wrong_start\": ", k.gbn_wrong_start);
+    num(buf, inner!({ "gbn_wrong_start" }), k.gbn_wrong_start);
     num(buf, inner!("repeated_nak"), k.repeated_nak);
     num(buf, inner!("ack_regression"), k.ack_regression);
     num(buf, inner!("msn_regression"), k.msn_regression);
@@ -626,7 +639,8 @@ fn flow(buf: &mut Vec<u8>, j: &FlowJson) {
         inner!("response_after_fatal_nak"),
         k.response_after_fatal_nak,
     );
-    buf.extend_from_slice(b"\n      }\n    }");
+    buf.extend_from_slice(INNER_END);
+    buf.extend_from_slice(FLOW_END);
 }
 
 /// One event, as serde lays out [`EventJson`].

@@ -18,9 +18,10 @@ fn indent(out: &mut Vec<u8>, depth: usize) {
     }
 }
 
-/// A new line (after a `,` when `comma`) indented for nesting `depth`. A 400,000-flow report
-/// starts 24 million lines: each start is one fixed-size copy (no call to `memcpy`) cut to
-/// length, where pushing its bytes a few at a time was a fifth of writing the report.
+/// A new line (after a `,` when `comma`) indented for nesting `depth`: one fixed-size copy (no
+/// call to `memcpy`) cut to length, where pushing its bytes a few at a time was a fifth of
+/// writing a large report (the events, one object each; the flows have constant line starts,
+/// see `json::flow`).
 #[inline(always)]
 fn new_line(out: &mut Vec<u8>, comma: bool, depth: usize) {
     let from = usize::from(!comma);
