@@ -81,7 +81,7 @@ fn flows_fetched_ahead_report_the_same() {
          [[host]]\nname = \"a\"\nmac = \"02:00:00:00:00:01\"\nip = \"10.0.0.1\"\n\
          [[host]]\nname = \"b\"\nmac = \"02:00:00:00:00:02\"\nip = \"10.0.0.2\"\n",
     );
-    // 10,000 flows: more than the 8,192 below which nothing is fetched ahead
+    // 10,000 flows: more than those below which nothing is fetched ahead
     for i in 0..5000 {
         scenario.push_str(&format!(
             "[[connection]]\nname = \"c{i}\"\ntransport = \"rc\"\nrequester = \"a\"\n\
@@ -108,6 +108,7 @@ fn flows_fetched_ahead_report_the_same() {
     cfg.format = AnalyzeFormat::Json;
     let replay = replay_with(&cfg, None).unwrap();
     assert_eq!(replay.flows.len(), 10_000);
+    assert!(replay.flows.len() > rocescope::replay::engine::AHEAD_FLOWS);
     let lost: u64 = replay.flows.iter().map(|f| f.psn().counters().lost).sum();
     assert!(lost > 0, "the drops made no losses to find");
     let want = report(&cfg, None);

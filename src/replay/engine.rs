@@ -139,7 +139,7 @@ pub struct Engine {
 }
 
 /// Flows below which [`Engine::ahead`] does nothing: their state stays in cache.
-const AHEAD_FLOWS: usize = 8192;
+pub const AHEAD_FLOWS: usize = 8192;
 
 /// A RoCE packet the sharded replay's front admitted, for a shard to step: the packet, what
 /// its frame also carried, and its file's ICRC verdict when it was admitted.
