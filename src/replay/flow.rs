@@ -436,7 +436,7 @@ mod test {
         let flow = std::mem::size_of::<Flow>();
         let requests = std::mem::size_of::<Requests>();
         assert!(flow <= 112, "Flow is {flow} bytes");
-        assert!(requests <= 208, "a flow's request side is {requests} bytes");
+        assert!(requests <= 168, "a flow's request side is {requests} bytes");
         let key = FlowKey {
             src: crate::replay::Addr::Lid(1),
             dst: crate::replay::Addr::Lid(2),

@@ -10,8 +10,9 @@ use smallvec::SmallVec;
 
 /// Samples kept exactly before switching to the histogram.
 const EXACT: usize = 1024;
-/// Exact samples kept in place, before the first allocation.
-const INLINE: usize = 16;
+/// Exact samples kept in place, before the first allocation: as many as fit in the space the
+/// allocation's pointer and length take anyway and 24 bytes more (a [`Sketch`] of 56 bytes).
+const INLINE: usize = 10;
 /// Sub-buckets per power of two in the histogram.
 const SUB_BITS: u32 = 7;
 
@@ -32,9 +33,9 @@ pub struct Sketch {
     /// and then cost no allocation (nor a cache miss per acknowledgement).
     exact: SmallVec<[u32; INLINE]>,
     /// The longer samples while exact, and the histogram once there are more than [`EXACT`].
+    /// While exact, the count and the maximum are the samples' own: kept only in the
+    /// histogram (a sketch per flow with requests: issue 13's bytes per flow).
     rare: Option<Box<Rare>>,
-    count: u64,
-    max: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -49,9 +50,18 @@ struct Rare {
 struct Histogram {
     counts: Vec<u32>,
     base: u32,
+    samples: u64,
+    max: u64,
 }
 
 impl Histogram {
+    /// `n` samples of `ns`.
+    fn add(&mut self, ns: u64, n: u64) {
+        self.samples = self.samples.saturating_add(n);
+        self.max = self.max.max(ns);
+        self.count(bucket(ns), n);
+    }
+
     fn count(&mut self, b: u32, n: u64) {
         if self.counts.is_empty() {
             self.base = b;
@@ -96,8 +106,6 @@ impl Sketch {
             && self.exact.len() < EXACT
         {
             // the common case, kept cheap: every ACK of a flow lands here at first
-            self.count += 1;
-            self.max = self.max.max(ns);
             self.exact.push(narrow);
             return;
         }
@@ -109,8 +117,6 @@ impl Sketch {
         if n == 0 {
             return;
         }
-        self.count = self.count.saturating_add(n);
-        self.max = self.max.max(ns);
         let wide = self.rare.as_ref().map_or(0, |r| r.wide.len());
         let room = EXACT - self.exact.len() - wide;
         let histogram = self.rare.as_ref().is_some_and(|r| r.hist.is_some());
@@ -134,18 +140,46 @@ impl Sketch {
                 let wide = std::mem::take(&mut rare.wide);
                 let h = rare.hist.insert(Histogram::default());
                 for v in exact.into_iter().map(u64::from).chain(wide) {
-                    h.count(bucket(v), 1);
+                    h.add(v, 1);
                 }
                 h
             }
         };
-        hist.count(bucket(ns), n);
+        hist.add(ns, n);
+    }
+
+    /// The histogram, once there is one.
+    fn histogram(&self) -> Option<&Histogram> {
+        self.rare.as_ref().and_then(|r| r.hist.as_ref())
+    }
+
+    /// The exact samples of 2^32 ns or more (none once there is a histogram).
+    fn wide(&self) -> &[u64] {
+        self.rare
+            .as_ref()
+            .map(|r| r.wide.as_slice())
+            .unwrap_or_default()
     }
 
     /// Samples so far.
     #[must_use]
     pub fn samples(&self) -> u64 {
-        self.count
+        match self.histogram() {
+            Some(h) => h.samples,
+            None => (self.exact.len() + self.wide().len()) as u64,
+        }
+    }
+
+    /// The longest sample (0 with none).
+    #[must_use]
+    pub fn max(&self) -> u64 {
+        match self.histogram() {
+            Some(h) => h.max,
+            None => {
+                let exact = self.exact.iter().map(|&n| u64::from(n)).max();
+                exact.max(self.wide().iter().copied().max()).unwrap_or(0)
+            }
+        }
     }
 
     /// The sample of rank `r` (1 for the smallest; nearest rank, clamped to the samples);
@@ -158,18 +192,14 @@ impl Sketch {
 
     /// [`Sketch::at_rank`] of several ranks (the exact samples sorted once).
     fn at_ranks<const N: usize>(&self, ranks: [u64; N]) -> [u64; N] {
-        if self.count == 0 {
+        let count = self.samples();
+        if count == 0 {
             return [0; N];
         }
-        let ranks = ranks.map(|r| r.clamp(1, self.count));
-        let Some(hist) = self.rare.as_ref().and_then(|r| r.hist.as_ref()) else {
-            let wide = self
-                .rare
-                .as_ref()
-                .map(|r| r.wide.as_slice())
-                .unwrap_or_default();
+        let ranks = ranks.map(|r| r.clamp(1, count));
+        let Some(hist) = self.histogram() else {
             let mut v: Vec<u64> = self.exact.iter().map(|&n| u64::from(n)).collect();
-            v.extend_from_slice(wide);
+            v.extend_from_slice(self.wide());
             v.sort_unstable();
             return ranks.map(|r| v[usize::try_from(r - 1).unwrap_or(0).min(v.len() - 1)]);
         };
@@ -179,25 +209,26 @@ impl Sketch {
                 seen += u64::from(c);
                 if seen >= r {
                     let b = hist.base + u32::try_from(i).unwrap_or(0);
-                    return bucket_value(b).min(self.max);
+                    return bucket_value(b).min(hist.max);
                 }
             }
-            self.max
+            hist.max
         })
     }
 
     #[must_use]
     pub fn summary(&self) -> Summary {
-        if self.count == 0 {
+        let samples = self.samples();
+        if samples == 0 {
             return Summary::default();
         }
-        let rank = |q: u64| -> u64 { (self.count * q).div_ceil(100).max(1) };
+        let rank = |q: u64| -> u64 { samples.saturating_mul(q).div_ceil(100).max(1) };
         let [p50, p99] = self.at_ranks([rank(50), rank(99)]);
         Summary {
-            samples: self.count,
+            samples,
             p50,
             p99,
-            max: self.max,
+            max: self.max(),
         }
     }
 }
