@@ -247,11 +247,10 @@ fn live_lines(engine: &replay::Engine, new: &[replay::Finding]) -> Vec<String> {
         .map(|(flow, kinds)| {
             let counts: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
             let counts = counts.join(", ");
-            match flow.and_then(|id| engine.flows().get(id as usize)) {
-                Some(f) => format!(
-                    "flow {} {}: {counts} (lost {} so far)",
-                    f.id,
-                    f.key,
+            match flow.and_then(|id| Some((id, engine.flows().get(id as usize)?))) {
+                Some((id, f)) => format!(
+                    "flow {id} {}: {counts} (lost {} so far)",
+                    engine.hosts().key(&f.key),
                     f.psn().counters().lost
                 ),
                 None => format!("capture: {counts}"),

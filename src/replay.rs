@@ -27,6 +27,7 @@ pub mod flow;
 pub mod flow_index;
 pub mod hash;
 pub mod holes;
+pub mod hosts;
 pub mod latency;
 pub mod pfc;
 pub mod psn;

@@ -43,7 +43,7 @@ fn check(set: &[PathBuf]) -> usize {
             );
         }
     }
-    let mut used: Vec<usize> = one.flows.iter().map(|f| f.key.shard(3)).collect();
+    let mut used: Vec<usize> = one.flows.iter().map(|f| one.key(f).shard(3)).collect();
     used.sort_unstable();
     used.dedup();
     used.len()

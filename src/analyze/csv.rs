@@ -60,8 +60,8 @@ impl Row {
 pub fn write(replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{HEADER}")?;
     let mut row = Row::default();
-    for f in &replay.flows {
-        let j = FlowJson::new(f);
+    for (id, f) in (0..).zip(&replay.flows) {
+        let j = FlowJson::new(id, f, &replay.hosts);
         row.line.clear();
         crate::text::push_dec(&mut row.line, j.id);
         row.text(&j.src);

@@ -9,6 +9,7 @@ use serde::ser::{SerializeSeq, Serializer};
 
 use super::{AnalyzeConfig, pretty};
 use crate::replay::event::Addr;
+use crate::replay::hosts::Hosts;
 use crate::replay::psn::Timings;
 use crate::replay::sketch::Summary;
 use crate::replay::{Finding, Flow, Replay};
@@ -199,19 +200,19 @@ pub struct FlowJson {
 
 impl FlowJson {
     #[must_use]
-    pub fn new(f: &Flow) -> Self {
+    pub fn new(id: u32, f: &Flow, hosts: &Hosts) -> Self {
         let c = f.psn().counters();
         let t = f.timings();
         let timing =
             |get: fn(&Timings) -> Summary| LatencyJson::new(t.map(get).unwrap_or_default());
         let k = &f.rare().conformance;
         FlowJson {
-            id: f.id,
-            src: AddrText::new(&f.key.src),
-            dst: AddrText::new(&f.key.dst),
+            id,
+            src: AddrText::new(&hosts.addr(f.key.src)),
+            dst: AddrText::new(&hosts.addr(f.key.dst)),
             destqp: f.key.dest_qp,
             transport: f.transport_name(),
-            peer: f.peer,
+            peer: f.peer(),
             frames: f.frames,
             bytes: f.bytes,
             payload_bytes: f.payload_bytes,
@@ -262,13 +263,13 @@ impl FlowJson {
 }
 
 /// The flows, serialized one by one (no table of rows is built).
-struct Flows<'a>(&'a [Flow]);
+struct Flows<'a>(&'a [Flow], &'a Hosts);
 
 impl Serialize for Flows<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for f in self.0 {
-            seq.serialize_element(&FlowJson::new(f))?;
+        for (id, f) in (0..).zip(self.0) {
+            seq.serialize_element(&FlowJson::new(id, f, self.1))?;
         }
         seq.end()
     }
@@ -342,7 +343,7 @@ pub fn report<'a>(cfg: &AnalyzeConfig, replay: &'a Replay) -> Report<'a> {
     Report {
         version: VERSION,
         capture: capture_json(cfg, replay),
-        flows: Flows(&replay.flows),
+        flows: Flows(&replay.flows, &replay.hosts),
         pfc: replay.pfc.iter().map(pfc_json).collect(),
         tcp_bth: &replay.tcp_bth,
         events: Events(&replay.events),
@@ -401,7 +402,7 @@ pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::R
     crate::decimal::uint(&mut buf, VERSION.into());
     buf.extend_from_slice(b",\n  \"capture\": ");
     pretty::serde_at(&mut buf, 1, &capture_json(cfg, replay));
-    flows(&mut buf, out, &replay.flows)?;
+    flows(&mut buf, out, &replay.flows, &replay.hosts)?;
     let pfc = replay.pfc.iter().map(pfc_json);
     list(&mut buf, out, "pfc", pfc, |buf, depth, r| {
         pretty::serde_at(buf, depth, &r);
@@ -432,7 +433,7 @@ const FLOW_CHUNK: usize = 128;
 /// `,` and the `flows` list. Hundreds of thousands of flows make most of a report's bytes
 /// (1.7 KiB each): they are formatted on up to four threads, a chunk at a time, and written
 /// in order, with a few chunks in flight per thread (the replay is over: the cores are free).
-fn flows(buf: &mut Vec<u8>, out: &mut dyn Write, flows: &[Flow]) -> io::Result<()> {
+fn flows(buf: &mut Vec<u8>, out: &mut dyn Write, flows: &[Flow], hosts: &Hosts) -> io::Result<()> {
     buf.extend_from_slice(b",\n  \"flows\": ");
     if flows.is_empty() {
         buf.extend_from_slice(b"[]");
@@ -447,7 +448,8 @@ fn flows(buf: &mut Vec<u8>, out: &mut dyn Write, flows: &[Flow]) -> io::Result<(
             } else {
                 b",\n    "
             });
-            flow(into, &FlowJson::new(f));
+            let id = u32::try_from(start + i).unwrap_or(u32::MAX);
+            flow(into, &FlowJson::new(id, f, hosts));
         }
     };
     let chunks: Vec<&[Flow]> = flows.chunks(FLOW_CHUNK).collect();
@@ -715,8 +717,8 @@ pub fn each_row<E>(
     mut row: impl FnMut(Row<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     row(Row::Capture(&capture_json(cfg, replay)))?;
-    for f in &replay.flows {
-        row(Row::Flow(&FlowJson::new(f)))?;
+    for (id, f) in (0..).zip(&replay.flows) {
+        row(Row::Flow(&FlowJson::new(id, f, &replay.hosts)))?;
     }
     for r in &replay.pfc {
         row(Row::Pfc(&pfc_json(r)))?;

@@ -11,6 +11,7 @@ use std::io::{self, Write};
 
 use super::AnalyzeConfig;
 use super::json::mac_text;
+use crate::replay::hosts::Hosts;
 use crate::replay::pfc::PfcRow;
 use crate::replay::{Finding, Flow, Replay};
 use crate::units::{Duration, link_speed_label};
@@ -147,15 +148,15 @@ fn table<T>(
     Ok(())
 }
 
-fn flow_row(f: &Flow, row: &mut Row) {
+fn flow_row(id: u32, f: &Flow, hosts: &Hosts, row: &mut Row) {
     let c = f.psn().counters();
     let lat = f.latency().summary();
-    row.num(u64::from(f.id));
-    row.fmt(false, format_args!("{}", f.key.src));
-    row.fmt(false, format_args!("{}", f.key.dst));
+    row.num(u64::from(id));
+    row.fmt(false, format_args!("{}", hosts.addr(f.key.src)));
+    row.fmt(false, format_args!("{}", hosts.addr(f.key.dst)));
     row.fmt(false, format_args!("{:#08x}", f.key.dest_qp));
     row.cell(f.transport_name());
-    row.opt(f.peer);
+    row.opt(f.peer());
     row.num(f.frames);
     row.num(f.messages());
     match (f.first_psn(), f.last_psn()) {
@@ -232,26 +233,26 @@ fn loss_words(replay: &Replay) -> String {
 
 /// The flows the table lists: every flow in id order when there are at most `limit`, else the
 /// `limit` with the most findings (loss first, then NAKs, conformance, CE/CNP, capture loss),
-/// worst first. Only those rows are built.
-fn worst_flows(flows: &[Flow], limit: Option<usize>) -> Vec<&Flow> {
+/// worst first, by id. Only those rows are built.
+fn worst_flows(flows: &[Flow], limit: Option<usize>) -> Vec<u32> {
     let limit = limit.unwrap_or(usize::MAX);
     if flows.len() <= limit {
-        return flows.iter().collect();
+        return (0..).zip(flows).map(|(id, _)| id).collect();
     }
     // Reverse(key): the heap's top is the least bad of those kept
-    let key = |f: &Flow| {
+    let key = |id: u32, f: &Flow| {
         (
             f.psn().counters().lost,
             f.rare().naks.total(),
             f.rare().conformance.total(),
             f.rare().ecn_ce + f.rare().cnps,
             f.psn().counters().not_captured,
-            std::cmp::Reverse(f.id),
+            std::cmp::Reverse(id),
         )
     };
     let mut heap = std::collections::BinaryHeap::with_capacity(limit + 1);
-    for f in flows {
-        let item = std::cmp::Reverse((key(f), f.id));
+    for (id, f) in (0..).zip(flows) {
+        let item = std::cmp::Reverse((key(id, f), id));
         // most flows are no worse than the least bad kept: not pushed only to be popped
         if heap.len() == limit && heap.peek().is_some_and(|least| item >= *least) {
             continue;
@@ -263,9 +264,7 @@ fn worst_flows(flows: &[Flow], limit: Option<usize>) -> Vec<&Flow> {
     }
     let mut kept: Vec<_> = heap.into_iter().map(|r| r.0).collect();
     kept.sort_by(|a, b| b.cmp(a));
-    kept.into_iter()
-        .map(|(_, id)| &flows[id as usize])
-        .collect()
+    kept.into_iter().map(|(_, id)| id).collect()
 }
 
 /// Write the text report.
@@ -368,7 +367,12 @@ pub fn write(
             "conf",
             "ack p50/p99",
         ];
-        table(out, &head, &listed, |f, row| flow_row(f, row), color)?;
+        let row = |&id: &u32, row: &mut Row| {
+            if let Some(f) = replay.flows.get(id as usize) {
+                flow_row(id, f, &replay.hosts, row);
+            }
+        };
+        table(out, &head, &listed, row, color)?;
         let left = replay.flows.len() - listed.len();
         if left > 0 {
             writeln!(

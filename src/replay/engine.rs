@@ -22,6 +22,7 @@ use super::finding::{Detail, Finding, Kind};
 use super::flow::{Flow, ReadTrack};
 use super::flow_index::FlowIndex;
 use super::hash::FxHashMap;
+use super::hosts::Hosts;
 use super::pfc::PfcTable;
 use super::psn::{Ack, AckKind, DEFAULT_PMTU, ReqPacket, StepOut, read_count};
 use super::trust::{Held, IcrcMode, Trust, Verdict};
@@ -111,10 +112,12 @@ pub struct Engine {
     cfg: EngineConfig,
     pub capture: CaptureStats,
     flows: Vec<Flow>,
+    /// The flows' addresses ([`Flow::key`] holds their ids).
+    hosts: Hosts,
     index: FlowIndex,
     /// Flows with requests, by (src, dst): PSN-agreement candidates (paired ones are dropped
     /// lazily, by `pair_by_psn`).
-    requesters: FxHashMap<(Addr, Addr), Vec<u32>>,
+    requesters: FxHashMap<(u32, u32), Vec<u32>>,
     cm_reqs: HashMap<(Addr, Addr, u32), CmReq>,
     /// Flow key -> (peer key, PMTU) from captured CM exchanges.
     cm_pairs: HashMap<FlowKey, (FlowKey, Option<u32>)>,
@@ -157,7 +160,10 @@ pub struct Forwarded {
 #[derive(Debug)]
 pub struct Replay {
     pub capture: CaptureStats,
+    /// By id (a flow's id is its place here).
     pub flows: Vec<Flow>,
+    /// The flows' addresses ([`Replay::key`]).
+    pub hosts: Hosts,
     pub pfc: Vec<super::pfc::PfcRow>,
     /// Sorted by frame number (stable).
     pub events: Vec<Finding>,
@@ -169,6 +175,25 @@ pub struct Replay {
     pub link_types: Vec<LinkType>,
 }
 
+impl Replay {
+    /// The key of `flow`, one of [`Replay::flows`].
+    #[must_use]
+    pub fn key(&self, flow: &Flow) -> FlowKey {
+        self.hosts.key(&flow.key)
+    }
+
+    /// The id of the flow of `key`, if the replay met it (a search through every flow: for
+    /// tests and the inspector's single lookups).
+    #[must_use]
+    pub fn find(&self, key: &FlowKey) -> Option<u32> {
+        let at = self
+            .flows
+            .iter()
+            .position(|f| self.hosts.matches(&f.key, key))?;
+        u32::try_from(at).ok()
+    }
+}
+
 impl Engine {
     #[must_use]
     pub fn new(cfg: EngineConfig) -> Self {
@@ -178,6 +203,7 @@ impl Engine {
             cfg,
             capture: CaptureStats::default(),
             flows: Vec::new(),
+            hosts: Hosts::default(),
             index: FlowIndex::default(),
             requesters: FxHashMap::default(),
             cm_reqs: HashMap::new(),
@@ -252,11 +278,17 @@ impl Engine {
         &self.flows
     }
 
+    /// The flows' addresses, so far ([`Flow::key`] holds their ids).
+    #[must_use]
+    pub fn hosts(&self) -> &Hosts {
+        &self.hosts
+    }
+
     /// The flow of `key`, if seen.
     #[must_use]
     pub fn flow(&self, key: &FlowKey) -> Option<&Flow> {
         self.index
-            .get(key, &self.flows)
+            .get(key, &self.flows, &self.hosts)
             .map(|i| &self.flows[i as usize])
     }
 
@@ -405,7 +437,7 @@ impl Engine {
         }
         self.ahead_ids.clear();
         for ev in coming {
-            if let Some(id) = self.index.get(&ev.key, &self.flows) {
+            if let Some(id) = self.index.get(&ev.key, &self.flows, &self.hosts) {
                 self.ahead_ids.push(id);
             }
         }
@@ -413,7 +445,7 @@ impl Engine {
             if let Some(f) = self.flows.get(id as usize) {
                 seen ^= f.warm();
                 // an acknowledgement's flow steps its peer's requests
-                if let Some(peer) = f.peer.and_then(|p| self.flows.get(p as usize)) {
+                if let Some(peer) = f.peer().and_then(|p| self.flows.get(p as usize)) {
                     seen ^= peer.warm();
                 }
             }
@@ -524,19 +556,19 @@ impl Engine {
     }
 
     fn flow_id(&mut self, key: FlowKey) -> u32 {
-        if let Some(i) = self.index.get(&key, &self.flows) {
+        if let Some(i) = self.index.get(&key, &self.flows, &self.hosts) {
             return i;
         }
         let id = u32::try_from(self.flows.len()).unwrap_or(u32::MAX);
-        self.flows.push(Flow::new(id, key));
+        self.flows.push(Flow::new(self.hosts.intern_key(&key)));
         if let Some(created) = self.created.as_mut() {
             created.push(self.step_seq);
         }
-        self.index.insert(id, &self.flows);
+        self.index.insert(id, &key);
         if let Some(&(peer_key, pmtu)) = self.cm_pairs.get(&key) {
             self.flows[id as usize].cm_paired = true;
             self.flows[id as usize].rare_mut().pmtu_cm = pmtu;
-            if let Some(peer) = self.index.get(&peer_key, &self.flows) {
+            if let Some(peer) = self.index.get(&peer_key, &self.flows, &self.hosts) {
                 self.pair(id, peer);
             }
         }
@@ -544,12 +576,14 @@ impl Engine {
     }
 
     fn pair(&mut self, a: u32, b: u32) {
-        if a == b || self.flows[a as usize].peer.is_some() || self.flows[b as usize].peer.is_some()
+        if a == b
+            || self.flows[a as usize].peer().is_some()
+            || self.flows[b as usize].peer().is_some()
         {
             return;
         }
-        self.flows[a as usize].peer = Some(b);
-        self.flows[b as usize].peer = Some(a);
+        self.flows[a as usize].set_peer(Some(b));
+        self.flows[b as usize].set_peer(Some(a));
         // They leave the PSN-agreement candidates in `pair_by_psn`, lazily: removing them
         // here would scan the list once per pairing, quadratic in the QPs between two hosts.
     }
@@ -557,7 +591,7 @@ impl Engine {
     /// The connection's PMTU as rule 1 knows it: CM, else the largest seen on either flow.
     fn conn_pmtu(&self, x: u32) -> Option<u32> {
         let f = &self.flows[x as usize];
-        let peer = f.peer.map(|p| &self.flows[p as usize]);
+        let peer = f.peer().map(|p| &self.flows[p as usize]);
         if let Some(m) = f
             .rare()
             .pmtu_cm
@@ -716,7 +750,7 @@ impl Engine {
         if ev.ack_req {
             f.latency_mut().request(ev.psn, ev.time_ns);
         }
-        if !was_started && f.peer.is_none() && !f.cm_paired {
+        if !was_started && f.peer().is_none() && !f.cm_paired {
             let k = f.key;
             self.requesters.entry((k.src, k.dst)).or_default().push(id);
         }
@@ -790,7 +824,7 @@ impl Engine {
             // most steps (an in-order packet, an ACK that settles nothing) find nothing
             return;
         }
-        let peer = flows[id as usize].peer;
+        let peer = flows[id as usize].peer();
         let f = &mut flows[id as usize];
         if let Some(m) = out.learned_pmtu.take() {
             f.pmtu_seen = f.pmtu_seen.max(m);
@@ -831,7 +865,7 @@ impl Engine {
     /// that a response at `psn` pairs.
     fn pair_by_psn(&mut self, y: u32, psn: Psn) {
         let f = &self.flows[y as usize];
-        if f.peer.is_some() || f.cm_paired {
+        if f.peer().is_some() || f.cm_paired {
             return;
         }
         let Some(cands) = self.requesters.get_mut(&(f.key.dst, f.key.src)) else {
@@ -839,7 +873,7 @@ impl Engine {
         };
         // Paired flows are dropped from the candidates as they are met (each once).
         let flows = &self.flows;
-        cands.retain(|&x| flows[x as usize].peer.is_none() && !flows[x as usize].cm_paired);
+        cands.retain(|&x| flows[x as usize].peer().is_none() && !flows[x as usize].cm_paired);
         let mut found = None;
         for &x in cands.iter() {
             let c = &flows[x as usize];
@@ -929,7 +963,7 @@ impl Engine {
         }
         // Pairing by PSN agreement takes effect from this response.
         self.pair_by_psn(id, ev.psn);
-        let Some(x) = self.flows[id as usize].peer else {
+        let Some(x) = self.flows[id as usize].peer() else {
             return;
         };
         let acknowledges = matches!(aeth_kind, Some(AethKind::Ack { .. }));
@@ -1028,11 +1062,11 @@ impl Engine {
                 };
                 self.cm_pairs.insert(ab, (ba, req.pmtu));
                 self.cm_pairs.insert(ba, (ab, req.pmtu));
-                let a = self.index.get(&ab, &self.flows);
-                let b = self.index.get(&ba, &self.flows);
+                let a = self.index.get(&ab, &self.flows, &self.hosts);
+                let b = self.index.get(&ba, &self.flows, &self.hosts);
                 for id in [a, b].into_iter().flatten() {
                     let f = &mut self.flows[id as usize];
-                    if f.peer.is_none() {
+                    if f.peer().is_none() {
                         f.cm_paired = true;
                         f.rare_mut().pmtu_cm = req.pmtu;
                     }
@@ -1066,7 +1100,7 @@ impl Engine {
             }
             for id in 0..self.flows.len() {
                 // zero where it is (a flow's rare part is not allocated to hold a zero)
-                if let Some(p) = self.flows[id].peer
+                if let Some(p) = self.flows[id].peer()
                     && self.flows[p as usize].rare().cnps > 0
                 {
                     self.flows[id].rare_mut().throttled_by_cnps =
@@ -1084,6 +1118,7 @@ impl Engine {
         Replay {
             capture: self.capture,
             flows: self.flows,
+            hosts: self.hosts,
             pfc,
             events: self.events,
             tcp_bth: self.tcp_bth.rows(),

@@ -9,8 +9,8 @@ use std::sync::LazyLock;
 
 use rocescope_dissectors::{Psn, Transport};
 
-use super::event::FlowKey;
 use super::finding::Kind;
+use super::hosts::HostKey;
 use super::latency::Latency;
 use super::psn::{PMTUS, PsnStream, read_count};
 
@@ -202,17 +202,19 @@ impl ReadTrack {
     }
 }
 
-/// One directional flow.
+/// One directional flow. Its id is its place in the replay's list of flows.
 #[derive(Debug, Clone)]
 pub struct Flow {
-    pub id: u32,
-    pub key: FlowKey,
+    /// Its key, the addresses as ids into the replay's [`Hosts`](super::hosts::Hosts)
+    /// (`Replay::key` gives the [`FlowKey`](super::event::FlowKey)).
+    pub key: HostKey,
     /// Transport of the first request/response opcode.
     pub transport: Option<Transport>,
     /// Transport bits of the first opcode of any kind (for flows of unknown opcodes only).
     pub any_transport: Option<Transport>,
     pub has_cnp: bool,
-    pub peer: Option<u32>,
+    /// The paired flow's id, or [`NO_PEER`] ([`Flow::peer`]).
+    peer: u32,
     /// Its key was paired by a captured CM exchange (PSN agreement leaves it alone).
     pub cm_paired: bool,
     pub frames: u64,
@@ -271,6 +273,9 @@ pub struct Rare {
     pub pmtu_cm: Option<u32>,
 }
 
+/// [`Flow`]'s `peer` while it has none (flow ids are below `u32::MAX`: 4 bytes, not 8).
+const NO_PEER: u32 = u32::MAX;
+
 /// [`Flow`]'s `last_ack_msn` before its first ACK (an MSN has 24 bits: 4 bytes, not 8).
 const NO_MSN: u32 = u32::MAX;
 
@@ -285,14 +290,13 @@ impl Flow {
     }
 
     #[must_use]
-    pub fn new(id: u32, key: FlowKey) -> Self {
+    pub fn new(key: HostKey) -> Self {
         Flow {
-            id,
             key,
             transport: None,
             any_transport: None,
             has_cnp: false,
-            peer: None,
+            peer: NO_PEER,
             cm_paired: false,
             frames: 0,
             bytes: 0,
@@ -303,6 +307,18 @@ impl Flow {
             rare: None,
             requests: None,
         }
+    }
+
+    /// The id of the flow of the other direction, once paired (§6.3).
+    #[inline]
+    #[must_use]
+    pub fn peer(&self) -> Option<u32> {
+        (self.peer != NO_PEER).then_some(self.peer)
+    }
+
+    /// Pair this flow with the flow `peer` (or unpair it).
+    pub fn set_peer(&mut self, peer: Option<u32>) {
+        self.peer = peer.unwrap_or(NO_PEER);
     }
 
     /// Reads what a packet of this flow will read, to have it in cache (returned to be kept
@@ -435,14 +451,14 @@ mod test {
     fn per_flow_state_stays_in_its_budget() {
         let flow = std::mem::size_of::<Flow>();
         let requests = std::mem::size_of::<Requests>();
-        assert!(flow <= 112, "Flow is {flow} bytes");
+        assert!(flow <= 80, "Flow is {flow} bytes");
         assert!(requests <= 168, "a flow's request side is {requests} bytes");
-        let key = FlowKey {
-            src: crate::replay::Addr::Lid(1),
-            dst: crate::replay::Addr::Lid(2),
+        let key = HostKey {
+            src: 0,
+            dst: 1,
             dest_qp: 3,
         };
-        let ack_flow = Flow::new(0, key);
+        let ack_flow = Flow::new(key);
         assert!(ack_flow.rare.is_none() && ack_flow.requests.is_none());
     }
 

@@ -1,7 +1,7 @@
 //! The flow table's index: flow key -> flow id. A slot holds the id and 32 bits of the key's
-//! hash (8 bytes), and keys are compared against the flows themselves: a map of whole keys
-//! (40 bytes each) would cost every frame two cache misses once the flows number in the
-//! hundreds of thousands. The slot a search starts at is chosen by those 32 bits too, so
+//! hash (8 bytes), and keys are compared against the flows themselves (their addresses read
+//! from the small [`Hosts`] table): a map of whole keys (40 bytes each) would cost every
+//! frame two cache misses once the flows number in the hundreds of thousands. The slot a search starts at is chosen by those 32 bits too, so
 //! that growing the table moves slots without reading a flow.
 //!
 //! Open addressing with linear probing, written here rather than taken from hashbrown because
@@ -13,6 +13,7 @@ use std::net::IpAddr;
 
 use super::event::{Addr, FlowKey};
 use super::flow::Flow;
+use super::hosts::Hosts;
 
 /// A slot: a flow's id and its key's [`tag`], or [`EMPTY`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,17 +73,20 @@ fn tag(key: &FlowKey) -> u32 {
     hash(key) as u32
 }
 
-/// The flow of `id`; ids in the index always name a flow (they are added as flows are).
+/// Whether `flows[id]` is the flow of `key` (ids in the index always name a flow: they are
+/// added as flows are).
 #[inline]
-fn key_of(flows: &[Flow], id: u32) -> Option<&FlowKey> {
-    flows.get(id as usize).map(|f| &f.key)
+fn is_flow_of(key: &FlowKey, flows: &[Flow], hosts: &Hosts, id: u32) -> bool {
+    flows
+        .get(id as usize)
+        .is_some_and(|f| hosts.matches(&f.key, key))
 }
 
 impl FlowIndex {
     /// The id of `key`'s flow in `flows`, if it has one.
     #[inline]
     #[must_use]
-    pub fn get(&self, key: &FlowKey, flows: &[Flow]) -> Option<u32> {
+    pub fn get(&self, key: &FlowKey, flows: &[Flow], hosts: &Hosts) -> Option<u32> {
         let tag = tag(key);
         let mut at = self.home(tag);
         // ends: the table always has an empty slot (see `full`)
@@ -91,7 +95,7 @@ impl FlowIndex {
             if slot == EMPTY {
                 return None;
             }
-            if slot.tag == tag && key_of(flows, slot.id) == Some(key) {
+            if slot.tag == tag && is_flow_of(key, flows, hosts, slot.id) {
                 return Some(slot.id);
             }
             at = self.next(at);
@@ -120,11 +124,8 @@ impl FlowIndex {
         self.slots.get(self.home(tag(key))).map_or(0, |s| s.id)
     }
 
-    /// Record `id` as the flow of its key (`flows[id]`), which must not be in the index yet.
-    pub fn insert(&mut self, id: u32, flows: &[Flow]) {
-        let Some(key) = key_of(flows, id) else {
-            return;
-        };
+    /// Record `id` as the flow of `key`, which must not be in the index yet.
+    pub fn insert(&mut self, id: u32, key: &FlowKey) {
         if self.full() {
             self.grow();
         }
@@ -226,13 +227,17 @@ mod tests {
         let b = FlowKey { src: v6, ..a };
         assert_eq!(hash(&a), hash(&b));
         let mut index = FlowIndex::default();
-        assert_eq!(index.get(&a, &[]), None, "an empty index");
-        let flows = vec![Flow::new(0, a), Flow::new(1, b)];
-        index.insert(0, &flows);
-        assert_eq!(index.get(&b, &flows), None);
-        index.insert(1, &flows);
-        assert_eq!(index.get(&a, &flows), Some(0));
-        assert_eq!(index.get(&b, &flows), Some(1));
+        let mut hosts = Hosts::default();
+        assert_eq!(index.get(&a, &[], &hosts), None, "an empty index");
+        let flows = vec![
+            Flow::new(hosts.intern_key(&a)),
+            Flow::new(hosts.intern_key(&b)),
+        ];
+        index.insert(0, &a);
+        assert_eq!(index.get(&b, &flows, &hosts), None);
+        index.insert(1, &b);
+        assert_eq!(index.get(&a, &flows, &hosts), Some(0));
+        assert_eq!(index.get(&b, &flows, &hosts), Some(1));
         // where a search starts: the same slot for both
         assert_eq!(index.warm(&a), 0);
         assert_eq!(index.warm(&b), 0);
@@ -241,16 +246,17 @@ mod tests {
     #[test]
     fn finds_every_flow_it_was_given_and_no_other() {
         let mut flows = Vec::new();
+        let mut hosts = Hosts::default();
         let mut index = FlowIndex::default();
         // enough to grow the table several times
         for id in 0..5000u32 {
-            flows.push(Flow::new(id, key(id * 3)));
-            index.insert(id, &flows);
+            flows.push(Flow::new(hosts.intern_key(&key(id * 3))));
+            index.insert(id, &key(id * 3));
         }
         assert_eq!(index.len(), 5000);
         for id in 0..5000u32 {
-            assert_eq!(index.get(&key(id * 3), &flows), Some(id));
-            assert_eq!(index.get(&key(id * 3 + 1), &flows), None);
+            assert_eq!(index.get(&key(id * 3), &flows, &hosts), Some(id));
+            assert_eq!(index.get(&key(id * 3 + 1), &flows, &hosts), None);
         }
     }
 }

@@ -150,11 +150,18 @@ fn merge(mut front: Replay, shards: Vec<(Replay, Vec<u64>)>) -> Replay {
         front.capture.truncated_frames += part.capture.truncated_frames;
         front.capture.malformed_frames += part.capture.malformed_frames;
         front.capture.icrc_errors += part.capture.icrc_errors;
-        for mut f in part.flows {
-            f.id = ids[f.id as usize];
-            f.peer = f.peer.map(|p| ids[p as usize]);
-            let at = f.id as usize;
-            placed[at] = Some(f);
+        // the shard's host ids, as the merged report numbers them
+        let hosts: Vec<u32> = part
+            .hosts
+            .addrs()
+            .iter()
+            .map(|&a| front.hosts.intern(a))
+            .collect();
+        for (local, mut f) in part.flows.into_iter().enumerate() {
+            f.set_peer(f.peer().map(|p| ids[p as usize]));
+            f.key.src = hosts[f.key.src as usize];
+            f.key.dst = hosts[f.key.dst as usize];
+            placed[ids[local] as usize] = Some(f);
         }
         front.events.extend(part.events.into_iter().map(|mut e| {
             e.flow = e.flow.map(|id| ids[id as usize]);

@@ -194,13 +194,14 @@ fn connections(replays: &[Replay]) -> Vec<(FlowKey, FlowKey)> {
     let mut out = Vec::new();
     for r in replays {
         for f in &r.flows {
-            let Some(peer) = f.peer.and_then(|p| r.flows.get(p as usize)) else {
+            let Some(peer) = f.peer().and_then(|p| r.flows.get(p as usize)) else {
                 continue;
             };
-            let pair = if f.key <= peer.key {
-                (f.key, peer.key)
+            let (key, peer_key) = (r.key(f), r.key(peer));
+            let pair = if key <= peer_key {
+                (key, peer_key)
             } else {
-                (peer.key, f.key)
+                (peer_key, key)
             };
             if !out.contains(&pair) {
                 out.push(pair);

@@ -1080,8 +1080,7 @@ impl App {
             View::Flows | View::Psn => {
                 let Some(key) = self
                     .replay_data()
-                    .and_then(|d| d.replay.flows.get(self.flow_sel))
-                    .map(|f| f.key)
+                    .and_then(|d| Some(d.replay.key(d.replay.flows.get(self.flow_sel)?)))
                 else {
                     return;
                 };

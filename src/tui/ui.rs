@@ -319,7 +319,8 @@ fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let by_key: HashMap<FlowKey, &FlowBetween> = between
         .map(|b| b.flows.iter().map(|f| (f.key, f)).collect())
         .unwrap_or_default();
-    let rows = d.replay.flows.iter().map(|f| {
+    let rows = (0u32..).zip(&d.replay.flows).map(|(id, f)| {
+        let key = d.replay.key(f);
         let c = f.psn().counters();
         let bad = c.psn_gaps + c.out_of_order + c.retransmissions + f.rare().naks.total() > 0;
         let style = if bad {
@@ -328,10 +329,10 @@ fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
             Style::new()
         };
         let mut cells = vec![
-            f.id.to_string(),
-            f.key.src.to_string(),
-            f.key.dst.to_string(),
-            format!("{:#08x}", f.key.dest_qp),
+            id.to_string(),
+            key.src.to_string(),
+            key.dst.to_string(),
+            format!("{:#08x}", key.dest_qp),
             f.transport.map_or_else(
                 || if f.has_cnp { "CNP".into() } else { "-".into() },
                 |t| t.to_string(),
@@ -347,10 +348,10 @@ fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
             f.rare().naks.total().to_string(),
             f.rare().ecn_ce.to_string(),
             f.rare().cnps.to_string(),
-            f.peer.map_or_else(|| "-".into(), |p| p.to_string()),
+            f.peer().map_or_else(|| "-".into(), |p| p.to_string()),
         ];
         if between.is_some() {
-            let b = by_key.get(&f.key);
+            let b = by_key.get(&key);
             let n = |v: fn(&FlowBetween) -> u64| b.map_or_else(|| "-".into(), |x| v(x).to_string());
             let up = b
                 .and_then(|x| x.upstream)
@@ -458,8 +459,8 @@ fn render_events(app: &App, frame: &mut Frame<'_>, area: Rect) {
                 mark_color(super::app::mark(e.kind)).map_or(Style::new(), |c| Style::new().fg(c));
             let key = b.flows.get(e.flow as usize).map(|f| f.key);
             let flow = key
-                .and_then(|k| d.replay.flows.iter().find(|f| f.key == k))
-                .map_or_else(|| "-".into(), |f| f.id.to_string());
+                .and_then(|k| d.replay.find(&k))
+                .map_or_else(|| "-".into(), |id| id.to_string());
             let at = |tap: usize| e.frames[tap].map_or_else(|| "-".into(), |n| n.to_string());
             let upstream = app.between_target(e).map_or(String::new(), |(t, n)| {
                 format!(" · Enter: frame {n} in tap {t}")

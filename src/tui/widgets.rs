@@ -115,7 +115,7 @@ pub fn render_psn(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let head_text = vec![
         Line::from(vec![
             Span::styled(
-                format!(" Flow {}: {}", flow.id, flow.key),
+                format!(" Flow {}: {}", app.flow_sel, d.replay.key(flow)),
                 Style::new().add_modifier(Modifier::BOLD),
             ),
             Span::raw(format!(

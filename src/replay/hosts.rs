@@ -1,0 +1,116 @@
+//! The addresses flows are keyed by, each stored once. A flow holds its two ends as 4-byte
+//! host ids ([`HostKey`]) instead of two 18-byte addresses: a fabric's capture has hundreds of
+//! thousands of flows between a few thousand hosts (issue 13: memory by flows, and small per
+//! flow). Ids are given in the order addresses are first met and never reused.
+
+use super::event::{Addr, FlowKey};
+use super::hash::FxHashMap;
+
+/// A flow's key with its addresses as [`Hosts`] ids: `(src, dst, BTH.DestQP)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HostKey {
+    pub src: u32,
+    pub dst: u32,
+    pub dest_qp: u32,
+}
+
+/// Every address met, by id.
+#[derive(Debug, Clone, Default)]
+pub struct Hosts {
+    addrs: Vec<Addr>,
+    ids: FxHashMap<Addr, u32>,
+}
+
+impl Hosts {
+    /// The id of `addr`, given it now if it has none.
+    pub fn intern(&mut self, addr: Addr) -> u32 {
+        if let Some(&id) = self.ids.get(&addr) {
+            return id;
+        }
+        let id = u32::try_from(self.addrs.len()).unwrap_or(u32::MAX);
+        self.addrs.push(addr);
+        self.ids.insert(addr, id);
+        id
+    }
+
+    /// `key` with its addresses as ids, given them if new.
+    pub fn intern_key(&mut self, key: &FlowKey) -> HostKey {
+        HostKey {
+            src: self.intern(key.src),
+            dst: self.intern(key.dst),
+            dest_qp: key.dest_qp,
+        }
+    }
+
+    /// Every address, by id.
+    #[must_use]
+    pub fn addrs(&self) -> &[Addr] {
+        &self.addrs
+    }
+
+    /// The address of `id`. Ids come only from [`Hosts::intern`] on this table; an id it
+    /// never gave reads as LID 0 rather than panicking.
+    #[inline]
+    #[must_use]
+    pub fn addr(&self, id: u32) -> Addr {
+        self.addrs.get(id as usize).copied().unwrap_or(Addr::Lid(0))
+    }
+
+    /// Whether `key` is the flow key `host_key` stands for (without looking ids up).
+    #[inline]
+    #[must_use]
+    pub fn matches(&self, host_key: &HostKey, key: &FlowKey) -> bool {
+        host_key.dest_qp == key.dest_qp
+            && self.addrs.get(host_key.src as usize) == Some(&key.src)
+            && self.addrs.get(host_key.dst as usize) == Some(&key.dst)
+    }
+
+    /// The flow key `host_key` stands for.
+    #[inline]
+    #[must_use]
+    pub fn key(&self, host_key: &HostKey) -> FlowKey {
+        FlowKey {
+            src: self.addr(host_key.src),
+            dst: self.addr(host_key.dst),
+            dest_qp: host_key.dest_qp,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    #[test]
+    fn keys_round_trip_through_their_ids() {
+        let mut hosts = Hosts::default();
+        let a = Addr::Ip(Ipv4Addr::new(10, 0, 0, 1).into());
+        let b = Addr::Lid(7);
+        let key = FlowKey {
+            src: a,
+            dst: b,
+            dest_qp: 0x12,
+        };
+        let hk = hosts.intern_key(&key);
+        assert_eq!((hk.src, hk.dst), (0, 1));
+        assert_eq!(hosts.key(&hk), key);
+        assert!(hosts.matches(&hk, &key));
+        let back = FlowKey {
+            src: b,
+            dst: a,
+            dest_qp: 0x12,
+        };
+        assert!(!hosts.matches(&hk, &back));
+        // the same address keeps its id
+        assert_eq!(
+            hosts.intern_key(&back),
+            HostKey {
+                src: 1,
+                dst: 0,
+                dest_qp: 0x12
+            }
+        );
+        assert_eq!(hosts.addr(9), Addr::Lid(0));
+    }
+}
