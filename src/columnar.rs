@@ -13,7 +13,8 @@
 //!   complete or absent, on a thread of its own ([`encoder`]): a row group is encoded while the
 //!   next one is gathered.
 //!
-//! Rows are written a row group at a time ([`ROW_GROUP`] rows), at most one group waiting for
+//! Rows are written a row group at a time ([`ROW_GROUP`] rows unless the file says otherwise:
+//! [`ParquetFile::row_group`]), at most one group waiting for
 //! the encoder (and, for a column written late, at most [`encoder::MAX_WAITING`] groups'
 //! encoded columns): memory does not grow with the number of rows.
 
@@ -47,6 +48,8 @@ pub struct ParquetFile {
     batches: Option<SyncSender<RecordBatch>>,
     encoder: Option<JoinHandle<anyhow::Result<AtomicFile>>>,
     path: String,
+    /// Rows per row group ([`ROW_GROUP`] unless set).
+    group_rows: usize,
 }
 
 impl ParquetFile {
@@ -96,16 +99,25 @@ impl ParquetFile {
             batches: Some(batches),
             encoder: Some(encoder),
             path: shown,
+            group_rows: ROW_GROUP,
         })
     }
 
-    /// Hand `table`'s rows to the encoder as a row group once it holds [`ROW_GROUP`] of them
-    /// (after each row, callers ask; a group is exactly one batch).
+    /// Write row groups of `rows` rows (at least one) instead of [`ROW_GROUP`]: fewer for a
+    /// table of many columns, whose groups would otherwise take tens of MiB.
+    #[must_use]
+    pub fn row_group(mut self, rows: usize) -> ParquetFile {
+        self.group_rows = rows.max(1);
+        self
+    }
+
+    /// Hand `table`'s rows to the encoder as a row group once it holds a group's rows
+    /// ([`ROW_GROUP`] unless set; after each row, callers ask; a group is exactly one batch).
     ///
     /// # Errors
     /// As [`ParquetFile::write`].
     pub fn write_when_full(&mut self, table: &mut Table) -> anyhow::Result<()> {
-        if table.rows() >= ROW_GROUP {
+        if table.rows() >= self.group_rows {
             self.write(table)?;
         }
         Ok(())

@@ -4,7 +4,7 @@
 //!
 //! Rows come from [`super::json::each_row`], the JSON report's own rows, one at a time,
 //! serialized straight into the columns ([`crate::columnar::row`]); a row group is written
-//! every [`crate::columnar::ROW_GROUP`] rows.
+//! every [`REPORT_ROW_GROUP`] rows.
 //!
 //! Counts, times and ids are `Int64` (every engine's integer; Spark reads unsigned 64-bit
 //! Parquet as a decimal), wire fields keep their narrow unsigned types (`destqp`, PSNs,
@@ -27,6 +27,12 @@ use crate::replay::Replay;
 
 /// The report tables' version, in each file's metadata (`rocescope.schema`).
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// Rows per row group of the report's tables. A flow row has 62 columns: 4,096 rows gather
+/// about 2 MiB, and the three groups in flight (gathered, queued, encoded) stay small
+/// beside the replay's own state at 400,000 flows (issue 13: 100 MiB in all). Fewer rows per
+/// group would cost more in the footer, which keeps every group's column statistics.
+pub const REPORT_ROW_GROUP: usize = 4096;
 
 fn counts(names: &[&'static str]) -> Vec<Node> {
     names.iter().map(|&n| leaf(n, I64)).collect()
@@ -204,7 +210,8 @@ pub fn write_dir(cfg: &AnalyzeConfig, replay: &Replay, dir: &Path) -> anyhow::Re
             &[]
         };
         let schema_name = format!("{name}/{SCHEMA_VERSION}");
-        let file = ParquetFile::create(&path, &table, &schema_name, unique, None)?;
+        let file = ParquetFile::create(&path, &table, &schema_name, unique, None)?
+            .row_group(REPORT_ROW_GROUP);
         open.push((section, table, file));
     }
     each_row(cfg, replay, |row| -> anyhow::Result<()> {

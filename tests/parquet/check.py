@@ -137,7 +137,10 @@ def check_analyze(bin_, work, capture, con, problems):
     ]:
         cols, got = rows(con, out / f"{table}.parquet")
         compare_table(table, expected, cols, got, problems)
-    return len(report["flows"])
+    groups = con.sql(
+        f"SELECT count(DISTINCT row_group_id) FROM parquet_metadata('{out / 'flows.parquet'}')"
+    ).fetchall()[0][0]
+    return len(report["flows"]), groups
 
 
 def check_each(bin_, work, captures, con):
@@ -177,13 +180,13 @@ def main():
     for capture in map(Path, sys.argv[3:]):
         problems = []
         frames = check_dissect(bin_, work, capture, con, problems)
-        flows = check_analyze(bin_, work, capture, con, problems)
+        flows, groups = check_analyze(bin_, work, capture, con, problems)
         if problems:
             failed += 1
             print(f"FAIL {capture}: " + "; ".join(problems[:5]))
         else:
             passed += 1
-            print(f"ok   {capture}: {frames} frames, {flows} flows")
+            print(f"ok   {capture}: {frames} frames, {flows} flows in {groups} row groups")
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
