@@ -76,34 +76,8 @@ fn thousands_of_flows_written_as_serde_writes_them() {
 #[test]
 fn flows_fetched_ahead_report_the_same() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut scenario = String::from(
-        "[link]\nspeed_gbps = 100\ndelay_ns = 1000\n[capture]\npoint = \"receiver\"\n\
-         [[host]]\nname = \"a\"\nmac = \"02:00:00:00:00:01\"\nip = \"10.0.0.1\"\n\
-         [[host]]\nname = \"b\"\nmac = \"02:00:00:00:00:02\"\nip = \"10.0.0.2\"\n",
-    );
     // 10,000 flows: more than those below which nothing is fetched ahead
-    for i in 0..5000 {
-        scenario.push_str(&format!(
-            "[[connection]]\nname = \"c{i}\"\ntransport = \"rc\"\nrequester = \"a\"\n\
-             responder = \"b\"\nrequester_qpn = {}\nresponder_qpn = {}\nstart_psn = {}\n\
-             pmtu = 1024\nack_every = 2\nload = 0.0001\n\
-             [[traffic]]\nconnection = \"c{i}\"\nop = \"write\"\nsize = 2048\nmessages = 3\n",
-            0x1000 + i,
-            0x40_0000 + i,
-            i * 977 % 0x100_0000,
-        ));
-    }
-    scenario.push_str("[[fault]]\nkind = \"drop\"\nprobability = 0.002\n");
-    let path = tmp.path().join("many.toml");
-    std::fs::write(&path, scenario).unwrap();
-    let pcap = tmp.path().join("many.pcap");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))
-        .args(["-q", "generate", "--seed", "7", "-o"])
-        .arg(&pcap)
-        .arg(&path)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let pcap = common::many_connections(tmp.path(), 5000, 2, 3, 0.002);
     let mut cfg = AnalyzeConfig::new(vec![pcap]);
     cfg.format = AnalyzeFormat::Json;
     let replay = replay_with(&cfg, None).unwrap();

@@ -183,36 +183,10 @@ fn a_flows_table_of_several_row_groups_reads_back_equal() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let mut scenario = String::from(
-        "[link]\nspeed_gbps = 100\ndelay_ns = 1000\n[capture]\npoint = \"receiver\"\n\
-         [[host]]\nname = \"a\"\nmac = \"02:00:00:00:00:01\"\nip = \"10.0.0.1\"\n\
-         [[host]]\nname = \"b\"\nmac = \"02:00:00:00:00:02\"\nip = \"10.0.0.2\"\n",
-    );
     // 2 flows per connection, losses here and there: rows that differ from one another
     let connections = 2600;
-    for i in 0..connections {
-        scenario.push_str(&format!(
-            "[[connection]]\nname = \"c{i}\"\ntransport = \"rc\"\nrequester = \"a\"\n\
-             responder = \"b\"\nrequester_qpn = {}\nresponder_qpn = {}\nstart_psn = {}\n\
-             pmtu = 1024\nack_every = 1\nload = 0.0001\n\
-             [[traffic]]\nconnection = \"c{i}\"\nop = \"write\"\nsize = 2048\nmessages = 2\n",
-            0x1000 + i,
-            0x40_0000 + i,
-            i * 977 % 0x100_0000,
-        ));
-    }
-    scenario.push_str("[[fault]]\nkind = \"drop\"\nprobability = 0.003\n");
-    let toml = tmp.path().join("groups.toml");
-    std::fs::write(&toml, scenario).unwrap();
-    let pcap = tmp.path().join("groups.pcap");
-    let status = Command::new(BIN)
-        .args(["-q", "generate", "--seed", "3", "-o"])
-        .arg(&pcap)
-        .arg(&toml)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    assert!(2 * connections > rocescope::analyze::parquet::REPORT_ROW_GROUP);
+    let pcap = common::many_connections(tmp.path(), connections, 1, 2, 0.003);
+    assert!(2 * connections as usize > rocescope::analyze::parquet::REPORT_ROW_GROUP);
     let out = check(&[], &[pcap]);
     assert!(out.contains("1 passed, 0 failed"), "{out}");
     assert!(out.contains("5200 flows in 2 row groups"), "{out}");

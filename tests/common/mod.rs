@@ -341,6 +341,50 @@ pub fn random_scenario(rng: &mut Rng, i: u64) -> String {
     text
 }
 
+/// A capture `rocescope generate` makes in `dir` of `connections` RC connections between
+/// two hosts (two flows each), every one writing `messages` messages of 2 KiB (two packets each)
+/// and acknowledging every `ack_every` packets, with packets dropped at `drop_probability`.
+#[allow(dead_code)]
+pub fn many_connections(
+    dir: &Path,
+    connections: u32,
+    ack_every: u32,
+    messages: u32,
+    drop_probability: f64,
+) -> std::path::PathBuf {
+    let mut scenario = String::from(
+        "[link]\nspeed_gbps = 100\ndelay_ns = 1000\n[capture]\npoint = \"receiver\"\n\
+         [[host]]\nname = \"a\"\nmac = \"02:00:00:00:00:01\"\nip = \"10.0.0.1\"\n\
+         [[host]]\nname = \"b\"\nmac = \"02:00:00:00:00:02\"\nip = \"10.0.0.2\"\n",
+    );
+    for i in 0..connections {
+        scenario.push_str(&format!(
+            "[[connection]]\nname = \"c{i}\"\ntransport = \"rc\"\nrequester = \"a\"\n\
+             responder = \"b\"\nrequester_qpn = {}\nresponder_qpn = {}\nstart_psn = {}\n\
+             pmtu = 1024\nack_every = {ack_every}\nload = 0.0001\n\
+             [[traffic]]\nconnection = \"c{i}\"\nop = \"write\"\nsize = 2048\n\
+             messages = {messages}\n",
+            0x1000 + i,
+            0x40_0000 + i,
+            i * 977 % 0x100_0000,
+        ));
+    }
+    scenario.push_str(&format!(
+        "[[fault]]\nkind = \"drop\"\nprobability = {drop_probability}\n"
+    ));
+    let toml = dir.join("many.toml");
+    std::fs::write(&toml, scenario).unwrap();
+    let pcap = dir.join("many.pcap");
+    let status = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["-q", "generate", "--seed", "7", "-o"])
+        .arg(&pcap)
+        .arg(&toml)
+        .status()
+        .unwrap();
+    assert!(status.success(), "generate failed");
+    pcap
+}
+
 /// The scenario files of `generator/scenarios/`, sorted.
 #[allow(dead_code)]
 pub fn scenarios() -> Vec<std::path::PathBuf> {
