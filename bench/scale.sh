@@ -15,7 +15,8 @@
 #   analyze -f json on big1k vs tshark -T fields (frames/s) and vs cat (bytes/s)
 #   analyze -f json on small2k vs cat (bytes/s)
 #   flow scaling: analyze on small400k vs small2k (wall; -f json, whose report grows with the
-#   flows to 685 MB, and the default text report), and peak RSS for -f json, csv, text, parquet
+#   flows to 685 MB, and the default text report; the two run alternately, and the ratio is
+#   the median of each pair's), and peak RSS for -f json, csv, text, parquet
 #   (per flow: the whole peak / 400,000, and what the flows beyond small2k's added each)
 #   dissect -f jsonl vs tshark -T fields, dissect text vs tshark's default output (on big1k)
 # The inspector's and send's figures have their own scripts (bench/inspect-open.sh,
@@ -68,8 +69,31 @@ measure() {
     read -r s m <"$work/$name.time"
     all+=("$s"); [ "$m" -gt "$peak" ] && peak=$m
   done
-  secs=$(printf '%s\n' "${all[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  secs=$(median "${all[@]}")
   rss=$peak
+}
+
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# alternate NAME: the commands in the arrays cmd_a and cmd_b, run in turn RUNS times (A B A B
+# …), so that both see the same moments of a noisy host -> $secs_a $secs_b (medians), $rss_a
+# (A's peak RSS) and $ratio (the median of the pair-by-pair A/B)
+alternate() {
+  local name=$1 as=() bs=() ratios=() peak=0 a b m
+  for _ in $(seq "$runs"); do
+    for side in a b; do
+      local cmd=("${cmd_a[@]}")
+      [ "$side" = b ] && cmd=("${cmd_b[@]}")
+      /usr/bin/time -f '%e %M' -o "$work/$name.$side.time" "${cmd[@]}" >/dev/null \
+        2>"$work/$name.$side.err" || {
+        echo "$name ($side) failed: $(head -3 "$work/$name.$side.err")" >&2; exit 1; }
+    done
+    read -r a m <"$work/$name.a.time"; read -r b _ <"$work/$name.b.time"
+    as+=("$a"); bs+=("$b"); [ "$m" -gt "$peak" ] && peak=$m
+    ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.4f", (b > 0 ? a / b : 0)}')")
+  done
+  secs_a=$(median "${as[@]}"); secs_b=$(median "${bs[@]}"); ratio=$(median "${ratios[@]}")
+  rss_a=$peak
 }
 
 frames() { capinfos -c -M "$1" | awk -F: '/Number of packets/ {gsub(/ /, "", $2); print $2}'; }
@@ -98,14 +122,16 @@ measure an_small "$bin" -q analyze -f json "$small"; an_small=$secs; rss_small_j
 row "analyze small frames (2,000 flows): bytes/s" "$(awk -v b="$small_bytes" -v s="$an_small" 'BEGIN{printf "%.0f", b/s/1e6}')" "MB/s" \
   "cat" "$(awk -v a="$an_small" -v c="$cat_small" 'BEGIN{printf "%.0f%%", 100*c/a}')" ">= 35 %"
 
-measure an_many "$bin" -q analyze -f json "$many"; an_many=$secs; rss_json=$rss
-row "analyze 400,000 flows vs 2,000: wall" "$an_many" "s" "2,000 flows: ${an_small} s" \
-  "$(awk -v a="$an_many" -v b="$an_small" 'BEGIN{printf "%.2fx", a/b}')" "<= 1.5x"
-measure an_small_text "$bin" -q analyze "$small"; an_small_text=$secs
+# flow scaling: the two captures alternately, the ratio the median of the pairs' ratios
+cmd_a=("$bin" -q analyze -f json "$many"); cmd_b=("$bin" -q analyze -f json "$small")
+alternate scale_json; rss_json=$rss_a
+row "analyze 400,000 flows vs 2,000: wall" "$secs_a" "s" "2,000 flows: ${secs_b} s" \
+  "$(awk -v r="$ratio" 'BEGIN{printf "%.2fx", r}')" "<= 1.5x"
+cmd_a=("$bin" -q analyze "$many"); cmd_b=("$bin" -q analyze "$small")
+alternate scale_text
+row "  the same with the text report (50 flows)" "$secs_a" "s" "2,000 flows: ${secs_b} s" \
+  "$(awk -v r="$ratio" 'BEGIN{printf "%.2fx", r}')" "<= 1.5x"
 measure an_small_text_all "$bin" -q analyze --flows all "$small"; rss_small_text=$rss
-measure an_many_text_top "$bin" -q analyze "$many"; an_many_text_top=$secs
-row "  the same with the text report (50 flows)" "$an_many_text_top" "s" "2,000 flows: ${an_small_text} s" \
-  "$(awk -v a="$an_many_text_top" -v b="$an_small_text" 'BEGIN{printf "%.2fx", a/b}')" "<= 1.5x"
 measure an_many_csv "$bin" -q analyze -f csv "$many"; rss_csv=$rss
 measure an_small_csv "$bin" -q analyze -f csv "$small"; rss_small_csv=$rss
 measure an_many_text "$bin" -q analyze --flows all "$many"; rss_text=$rss
