@@ -261,7 +261,8 @@ pub enum Slot<'a, P> {
     /// Before the next frames (up to [`AHEAD_WINDOW`]) are handed over, what `prepare` made of
     /// them, all at once: the consumer may start fetching what they will need from memory
     /// for all of them, rather than wait on it frame by frame. Each comes again, as
-    /// [`Slot::Prepared`], in its turn; what `each` returns here is not looked at.
+    /// [`Slot::Prepared`], in its turn. `each`'s answer counts as for any slot (an error or a
+    /// break stops the reading).
     Ahead(Coming<'a, P>),
 }
 
@@ -574,7 +575,9 @@ where
                 let coming = Coming {
                     items: next.get(..AHEAD_WINDOW).unwrap_or(next).iter(),
                 };
-                let _ = each(Slot::Ahead(coming), at);
+                if each(Slot::Ahead(coming), at)?.is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
             }
             at.idle = batch.idle_end && i == last;
             let slot = match item {

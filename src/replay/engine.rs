@@ -284,14 +284,6 @@ impl Engine {
         &self.hosts
     }
 
-    /// The flow of `key`, if seen.
-    #[must_use]
-    pub fn flow(&self, key: &FlowKey) -> Option<&Flow> {
-        self.index
-            .get(key, &self.flows, &self.hosts)
-            .map(|i| &self.flows[i as usize])
-    }
-
     /// The findings so far, in the order they were made (sorted by frame only at the end).
     #[must_use]
     pub fn events(&self) -> &[Finding] {

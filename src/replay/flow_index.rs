@@ -1,8 +1,9 @@
 //! The flow table's index: flow key -> flow id. A slot holds the id and 32 bits of the key's
 //! hash (8 bytes), and keys are compared against the flows themselves (their addresses read
 //! from the small [`Hosts`] table): a map of whole keys (40 bytes each) would cost every
-//! frame two cache misses once the flows number in the hundreds of thousands. The slot a search starts at is chosen by those 32 bits too, so
-//! that growing the table moves slots without reading a flow.
+//! frame two cache misses once the flows number in the hundreds of thousands. The slot a
+//! search starts at is chosen by those 32 bits too, so that growing the table moves slots
+//! without reading a flow.
 //!
 //! Open addressing with linear probing, written here rather than taken from hashbrown because
 //! the replay looks a batch of frames up ahead of stepping them ([`FlowIndex::warm`]): it
