@@ -2,10 +2,15 @@
 # (A B A B …, after one warm-up of each), each as a whole process under /usr/bin/time, and
 # prints for each its median wall seconds and peak RSS, then the median of the pair-by-pair
 # wall ratios A/B. The commands are run by sh; their output is thrown away.
-paired() {
-  local runs=$1 a=$2 b=$3 i ta tb
-  local log t
-  log=$(mktemp)
+#
+# `paired_runs RUNS 'COMMAND A' 'COMMAND B'` makes the same runs and prints nothing: it leaves
+# them in the file $paired_log (a line per pair: A's wall seconds and peak RSS in KiB, then
+# B's; the caller removes it) and their figures in $paired_a and $paired_b (median wall
+# seconds), $paired_rss_a and $paired_rss_b (peak RSS, KiB) and $paired_ratio (the median of
+# the pair-by-pair wall ratios A/B).
+paired_runs() {
+  local runs=$1 a=$2 b=$3 i ta tb t
+  paired_log=$(mktemp)
   t=$(mktemp)
   sh -c "$a" >/dev/null 2>&1 || true
   sh -c "$b" >/dev/null 2>&1 || true
@@ -14,9 +19,23 @@ paired() {
     ta=$(tail -1 "$t")
     /usr/bin/time -o "$t" -f '%e %M' sh -c "$b" >/dev/null 2>&1 || true
     tb=$(tail -1 "$t")
-    echo "$ta $tb" >>"$log"
+    echo "$ta $tb" >>"$paired_log"
   done
-  python3 - "$log" "$a" "$b" <<'PY'
+  rm -f "$t"
+  read -r paired_a paired_b paired_rss_a paired_rss_b paired_ratio < <(
+    python3 - "$paired_log" <<'PY'
+import statistics, sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+ratios = [r[0] / r[2] for r in rows if r[2] > 0] or [0.0]
+print(statistics.median([r[0] for r in rows]), statistics.median([r[2] for r in rows]),
+      int(max(r[1] for r in rows)), int(max(r[3] for r in rows)), statistics.median(ratios))
+PY
+  )
+}
+
+paired() {
+  paired_runs "$@"
+  python3 - "$paired_log" "$2" "$3" <<'PY'
 import statistics, sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 med = lambda xs: statistics.median(xs)
@@ -27,5 +46,5 @@ for name, cmd, w, m in (("A", sys.argv[2], 0, 1), ("B", sys.argv[3], 2, 3)):
 ratios = [r[0] / r[2] for r in rows if r[2] > 0]
 print(f"wall A/B: median {med(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f}) over {len(rows)} pairs")
 PY
-  rm -f "$log" "$t"
+  rm -f "$paired_log"
 }

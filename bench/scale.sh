@@ -75,25 +75,16 @@ measure() {
 
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# alternate NAME: the commands in the arrays cmd_a and cmd_b, run in turn RUNS times (A B A B
-# …), so that both see the same moments of a noisy host -> $secs_a $secs_b (medians), $rss_a
-# (A's peak RSS) and $ratio (the median of the pair-by-pair A/B)
-alternate() {
-  local name=$1 as=() bs=() ratios=() peak=0 a b m
-  for _ in $(seq "$runs"); do
-    for side in a b; do
-      local cmd=("${cmd_a[@]}")
-      [ "$side" = b ] && cmd=("${cmd_b[@]}")
-      /usr/bin/time -f '%e %M' -o "$work/$name.$side.time" "${cmd[@]}" >/dev/null \
-        2>"$work/$name.$side.err" || {
-        echo "$name ($side) failed: $(head -3 "$work/$name.$side.err")" >&2; exit 1; }
-    done
-    read -r a m <"$work/$name.a.time"; read -r b _ <"$work/$name.b.time"
-    as+=("$a"); bs+=("$b"); [ "$m" -gt "$peak" ] && peak=$m
-    ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.4f", (b > 0 ? a / b : 0)}')")
-  done
-  secs_a=$(median "${as[@]}"); secs_b=$(median "${bs[@]}"); ratio=$(median "${ratios[@]}")
-  rss_a=$peak
+# the flow-scaling pairs run alternately (bench/paired.sh)
+. "$root/bench/paired.sh"
+# scaling LABEL ARGS...: `analyze ARGS` on small400k and on small2k, in turn, as one row;
+# leaves small400k's peak RSS in $paired_rss_a
+scaling() {
+  local label=$1; shift
+  paired_runs "$runs" "$(printf '%q ' "$bin" "$@" "$many")" "$(printf '%q ' "$bin" "$@" "$small")"
+  rm -f "$paired_log"
+  row "$label" "$(printf '%.2f' "$paired_a")" "s" "2,000 flows: $(printf '%.2f' "$paired_b") s" \
+    "$(awk -v r="$paired_ratio" 'BEGIN{printf "%.2fx", r}')" "<= 1.5x"
 }
 
 frames() { capinfos -c -M "$1" | awk -F: '/Number of packets/ {gsub(/ /, "", $2); print $2}'; }
@@ -123,14 +114,8 @@ row "analyze small frames (2,000 flows): bytes/s" "$(awk -v b="$small_bytes" -v 
   "cat" "$(awk -v a="$an_small" -v c="$cat_small" 'BEGIN{printf "%.0f%%", 100*c/a}')" ">= 35 %"
 
 # flow scaling: the two captures alternately, the ratio the median of the pairs' ratios
-cmd_a=("$bin" -q analyze -f json "$many"); cmd_b=("$bin" -q analyze -f json "$small")
-alternate scale_json; rss_json=$rss_a
-row "analyze 400,000 flows vs 2,000: wall" "$secs_a" "s" "2,000 flows: ${secs_b} s" \
-  "$(awk -v r="$ratio" 'BEGIN{printf "%.2fx", r}')" "<= 1.5x"
-cmd_a=("$bin" -q analyze "$many"); cmd_b=("$bin" -q analyze "$small")
-alternate scale_text
-row "  the same with the text report (50 flows)" "$secs_a" "s" "2,000 flows: ${secs_b} s" \
-  "$(awk -v r="$ratio" 'BEGIN{printf "%.2fx", r}')" "<= 1.5x"
+scaling "analyze 400,000 flows vs 2,000: wall" -q analyze -f json; rss_json=$paired_rss_a
+scaling "  the same with the text report (50 flows)" -q analyze
 measure an_small_text_all "$bin" -q analyze --flows all "$small"; rss_small_text=$rss
 measure an_many_csv "$bin" -q analyze -f csv "$many"; rss_csv=$rss
 measure an_small_csv "$bin" -q analyze -f csv "$small"; rss_small_csv=$rss
