@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Measures `rocescope inspect` on a large capture: the time to the first screen, the time `G`
-# takes to show the last frame, and the inspector's peak resident memory then. Needs tmux.
+# takes to show the last frame, the inspector's peak resident memory then and once its replay is
+# done, and how long a key press takes in the flow table (every flow of the capture). Needs tmux.
 #   bench/inspect-open.sh [SIZE_MESSAGES]   a generated capture of SIZE_MESSAGES 16-KiB writes at
 #                                           PMTU 4096 (default 130000 ≈ 2.2 GB, one QP)
 #   bench/inspect-open.sh CAPTURE           that capture (bench/scale.sh passes its 2 GB of small
@@ -13,8 +14,11 @@ msgs=${1:-130000}
 tmp=$(mktemp -d /tmp/inspect-bench.XXXXXX)
 sock="inspect-bench-$$"
 trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
-cargo build --release -q
-bin=$PWD/target/release/rocescope
+# ROCESCOPE=BINARY measures another build (an earlier commit's, say)
+if [ -n "${ROCESCOPE:-}" ]; then bin=$(realpath "$ROCESCOPE"); else
+  cargo build --release -q
+  bin=$PWD/target/release/rocescope
+fi
 if [ -n "$given" ]; then
   cap=$given
 else
@@ -87,7 +91,19 @@ hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
 for _ in $(seq 2400); do screen | grep -q ' flows · ' && break; sleep 0.05; done
 done_hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
 screen | grep -q ' flows · ' || echo "(the replay had not finished after two minutes)"
+# then the flow table (every flow of the capture): how long a key press takes to move its
+# selection (the highlight is seen in the pane's escapes), and the memory after it
+styled() { tmux -L "$sock" capture-pane -e -p -t b; }
+tmux -L "$sock" send-keys -t b 2
+until [[ $(screen) == *'Flows ('[0-9]* ]]; do sleep 0.005; done
+before=$(styled)
+t4=$(now)
+tmux -L "$sock" send-keys -t b j
+until [[ $(styled) != "$before" ]]; do sleep 0.005; done
+t5=$(now)
+flows_hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
 tmux -L "$sock" send-keys -t b q
 printf 'first screen: %d ms\n' $(((t1 - t0) / 1000000))
 printf 'G (last frame, %s): %d ms\n' "$last" $(((t3 - t2) / 1000000))
 printf 'peak RSS: %d MiB at G, %d MiB once the replay is done\n' $((hwm / 1024)) $((done_hwm / 1024))
+printf 'flow table: a key press %d ms, peak RSS then %d MiB\n' $(((t5 - t4) / 1000000)) $((flows_hwm / 1024))

@@ -1,6 +1,8 @@
 //! `rocescope inspect` without a terminal: the `App` driven through `Action`s, and whole
 //! screens rendered at 120×40 with `TestBackend` (style.md §2.8).
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -358,4 +360,114 @@ fn two_taps_show_what_is_between_them_and_go_upstream() {
     let mut one = open("loss_gbn.pcap");
     one.apply(Action::SwitchTap);
     assert!(one.notice.as_deref().is_some_and(|n| n.contains("--tap")));
+}
+
+/// The data rows of a table screen (flows, events): the lines between the header and the
+/// bottom border, split at spaces, the border taken off.
+fn table_rows(screen: &str) -> Vec<Vec<String>> {
+    screen
+        .lines()
+        .skip(3) // the tab line, the border, the header
+        .take_while(|l| !l.contains('└'))
+        .map(|l| {
+            l.trim_matches(|c| c == '"' || c == '│' || c == ' ')
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .filter(|cells| !cells.is_empty())
+        .collect()
+}
+
+/// Only the rows on screen are made (a fabric's capture has hundreds of thousands of flows):
+/// scrolled to the end, the table shows the flows before the last, in order, with the last
+/// one on its bottom row; a click on a row selects the flow it shows.
+#[test]
+fn tables_scroll_to_the_selection_and_clicks_select_what_they_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = common::many_connections(dir.path(), 60, 1, 2, 0.0);
+    let mut app = App::open(&InspectConfig::new(&cap));
+    settle(&mut app);
+    let flows = app.replay_data().unwrap().replay.flows.len();
+    assert_eq!(flows, 120);
+    app.apply(Action::Show(View::Flows));
+    let ids = |app: &App| -> Vec<usize> {
+        table_rows(&screen(app))
+            .iter()
+            .map(|r| r[0].parse().unwrap())
+            .collect()
+    };
+    let first_screen = ids(&app);
+    assert_eq!(first_screen[0], 0);
+    let h = first_screen.len();
+    assert!((30..flows).contains(&h), "{h} rows on screen");
+    app.apply(Action::Bottom);
+    let shown = ids(&app);
+    assert_eq!(shown, (flows - h..flows).collect::<Vec<_>>());
+    // the tab line, the border and the header are rows 0-2: the fourth data row is row 6
+    app.apply(Action::Click { column: 2, row: 6 });
+    assert_eq!(app.flow_sel, shown[3]);
+    app.apply(Action::PageUp);
+    let sel = app.flow_sel;
+    assert_eq!(
+        ids(&app).last(),
+        Some(&sel),
+        "the selection on the last row"
+    );
+
+    // events (loss_gbn has more than a screen of them): the last one at the bottom
+    let mut app = open("loss_gbn.pcap");
+    let events = app.replay_data().unwrap().replay.events.clone();
+    assert!(events.len() > h, "{} events", events.len());
+    app.apply(Action::Show(View::Events));
+    app.apply(Action::Bottom);
+    let frames: Vec<u64> = table_rows(&screen(&app))
+        .iter()
+        .map(|r| r[0].parse().unwrap())
+        .collect();
+    let expected: Vec<u64> = events[events.len() - h..].iter().map(|e| e.frame).collect();
+    assert_eq!(frames, expected);
+    app.apply(Action::Click { column: 2, row: 3 });
+    assert_eq!(app.event_sel, events.len() - h);
+}
+
+/// Two taps: each flow row shows what happened to that flow between the taps, and each
+/// event between them names its flow by the shown tap's flow id (looked up here one by one).
+#[test]
+fn two_tap_rows_show_their_own_flows_results() {
+    let tx = capture("two_taps.tx.pcap");
+    let rx = capture("two_taps.rx.pcap");
+    let mut cfg = InspectConfig::new(tx.clone());
+    cfg.taps = vec![tx, rx];
+    let mut app = App::open(&cfg);
+    settle(&mut app);
+    let b = app.taps.as_ref().and_then(|t| t.between()).unwrap().clone();
+    let replay = &app.replay_data().unwrap().replay;
+    let keys: Vec<_> = replay.flows.iter().map(|f| replay.key(f)).collect();
+    app.apply(Action::Show(View::Flows));
+    let rows = table_rows(&screen(&app));
+    assert_eq!(rows.len(), keys.len());
+    for r in &rows {
+        let id: usize = r[0].parse().unwrap();
+        let key = keys[id];
+        let between = b.flows.iter().find(|f| f.key == key);
+        // #, source, destination, QP, type, then Up and Match
+        let matched = between.map_or("-".to_owned(), |f| f.counts.matched.to_string());
+        assert_eq!(r[6], matched, "flow {id}: {r:?}");
+    }
+    app.apply(Action::Show(View::Events));
+    app.apply(Action::Bottom);
+    let rows = table_rows(&screen(&app));
+    let last = b.events.last().unwrap();
+    let key = b.flows[last.flow as usize].key;
+    let id = keys
+        .iter()
+        .position(|&k| k == key)
+        .map_or("-".to_owned(), |i| i.to_string());
+    // frame, kind, flow (a row between the taps has no time)
+    let row = rows.last().unwrap();
+    assert_eq!(row[1], last.kind.name(), "{row:?}");
+    assert_eq!(row[2], id, "{row:?}");
+    let with_flow = rows.iter().filter(|r| r[2] != "-").count();
+    assert!(with_flow > 1, "{rows:?}");
 }

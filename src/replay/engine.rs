@@ -22,7 +22,7 @@ use super::finding::{Detail, Finding, Kind};
 use super::flow::{Flow, ReadTrack};
 use super::flow_index::FlowIndex;
 use super::hash::FxHashMap;
-use super::hosts::Hosts;
+use super::hosts::{HostKey, Hosts};
 use super::pfc::PfcTable;
 use super::psn::{Ack, AckKind, DEFAULT_PMTU, ReqPacket, StepOut, read_count};
 use super::trust::{Held, IcrcMode, Trust, Verdict};
@@ -182,8 +182,8 @@ impl Replay {
         self.hosts.key(&flow.key)
     }
 
-    /// The id of the flow of `key`, if the replay met it (a search through every flow: for
-    /// tests and the inspector's single lookups).
+    /// The id of the flow of `key`, if the replay met it (a search through every flow, for
+    /// tests; [`Replay::find_each`] looks up many keys in one).
     #[must_use]
     pub fn find(&self, key: &FlowKey) -> Option<u32> {
         let at = self
@@ -191,6 +191,23 @@ impl Replay {
             .iter()
             .position(|f| self.hosts.matches(&f.key, key))?;
         u32::try_from(at).ok()
+    }
+
+    /// [`Replay::find`] for each of `keys`, in one search through the flows (the inspector's
+    /// rows on screen).
+    #[must_use]
+    pub fn find_each(&self, keys: &[FlowKey]) -> Vec<Option<u32>> {
+        let keys: Vec<Option<HostKey>> = keys.iter().map(|k| self.hosts.lookup(k)).collect();
+        let mut ids: FxHashMap<HostKey, Option<u32>> =
+            keys.iter().flatten().map(|&k| (k, None)).collect();
+        for (id, f) in (0u32..).zip(&self.flows) {
+            if let Some(slot @ None) = ids.get_mut(&f.key) {
+                *slot = Some(id);
+            }
+        }
+        keys.iter()
+            .map(|k| k.and_then(|k| ids.get(&k).copied().flatten()))
+            .collect()
     }
 }
 

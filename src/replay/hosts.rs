@@ -42,6 +42,16 @@ impl Hosts {
         }
     }
 
+    /// `key` with its addresses as ids, if both have one.
+    #[must_use]
+    pub fn lookup(&self, key: &FlowKey) -> Option<HostKey> {
+        Some(HostKey {
+            src: *self.ids.get(&key.src)?,
+            dst: *self.ids.get(&key.dst)?,
+            dest_qp: key.dest_qp,
+        })
+    }
+
     /// Every address, by id.
     #[must_use]
     pub fn addrs(&self) -> &[Addr] {

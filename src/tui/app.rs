@@ -1178,7 +1178,7 @@ impl App {
                 // Tables: rows from the top the table scrolled to.
                 let h = layout::table_rows(self.areas().main);
                 let (cur, count) = self.cursor();
-                let to = cur.saturating_sub(h - 1) + row;
+                let to = layout::table_top(cur, h) + row;
                 if to < count {
                     self.move_to(to, false);
                 }

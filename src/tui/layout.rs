@@ -77,6 +77,15 @@ pub fn table_rows(main: Rect) -> usize {
     usize::from(main.height.saturating_sub(3)).max(1)
 }
 
+/// The first row a table screen (flows, events) shows when it has `rows` of room and row
+/// `selected` is selected: the top until the selection passes the last row, then the
+/// selection on the last row (where ratatui's `Table` puts it when scrolled from the top).
+/// Only the rows from there are built: a fabric's capture has hundreds of thousands.
+#[must_use]
+pub fn table_top(selected: usize, rows: usize) -> usize {
+    selected.saturating_sub(rows.max(1) - 1)
+}
+
 /// First visible line of the field tree in `tree`, with line `selected` of `total` selected.
 #[must_use]
 pub fn tree_top(tree: Rect, selected: usize, total: usize) -> usize {

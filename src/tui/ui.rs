@@ -5,8 +5,6 @@
 // the tree handed out.
 #![allow(clippy::indexing_slicing)]
 
-use std::collections::HashMap;
-
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -14,10 +12,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Clear, Paragraph, Row, Table, TableState};
 
 use super::app::{App, FilterKind, Focus, Mode, ReplayState, Taps, View};
-use super::layout::{TAB_SEP, tab_label};
+use super::layout::{self, TAB_SEP, tab_label};
 use super::widgets;
 use crate::replay::FlowKey;
-use crate::replay::between::FlowBetween;
+use crate::replay::between::{Between, FlowBetween};
+use crate::replay::hash::FxHashMap;
 use crate::units::Duration as Dur;
 
 /// Draws the whole screen.
@@ -314,13 +313,18 @@ fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
         return;
     }
     let Some(d) = app.replay_data() else { return };
+    // only the rows on screen are made
+    let h = layout::table_rows(area);
+    let top = layout::table_top(app.flow_sel, h);
+    let shown = d.replay.flows.get(top..).unwrap_or_default();
+    let shown = &shown[..shown.len().min(h)];
+    let keys: Vec<FlowKey> = shown.iter().map(|f| d.replay.key(f)).collect();
     // two taps: what happened between them, after the flow's type
     let between = app.taps.as_ref().and_then(Taps::between);
-    let by_key: HashMap<FlowKey, &FlowBetween> = between
-        .map(|b| b.flows.iter().map(|f| (f.key, f)).collect())
-        .unwrap_or_default();
-    let rows = (0u32..).zip(&d.replay.flows).map(|(id, f)| {
-        let key = d.replay.key(f);
+    let results = between.map(|b| between_of(b, &keys));
+    let rows = shown.iter().enumerate().map(|(i, f)| {
+        let id = top + i;
+        let key = keys[i];
         let c = f.psn().counters();
         let bad = c.psn_gaps + c.out_of_order + c.retransmissions + f.rare().naks.total() > 0;
         let style = if bad {
@@ -350,8 +354,8 @@ fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
             f.rare().cnps.to_string(),
             f.peer().map_or_else(|| "-".into(), |p| p.to_string()),
         ];
-        if between.is_some() {
-            let b = by_key.get(&key);
+        if let Some(results) = &results {
+            let b = results[i];
             let n = |v: fn(&FlowBetween) -> u64| b.map_or_else(|| "-".into(), |x| v(x).to_string());
             let up = b
                 .and_then(|x| x.upstream)
@@ -425,8 +429,20 @@ fn render_flows(app: &App, frame: &mut Frame<'_>, area: Rect) {
         .header(header)
         .block(focus_block(title, true))
         .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
-    let mut st = TableState::default().with_selected(Some(app.flow_sel));
+    let mut st = TableState::default().with_selected(Some(app.flow_sel - top));
     frame.render_stateful_widget(table, area, &mut st);
+}
+
+/// What happened between the taps to the flows of `keys` (one search through them all).
+fn between_of<'b>(b: &'b Between, keys: &[FlowKey]) -> Vec<Option<&'b FlowBetween>> {
+    let at: FxHashMap<FlowKey, usize> = keys.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+    let mut found = vec![None; keys.len()];
+    for f in &b.flows {
+        if let Some(&i) = at.get(&f.key) {
+            found[i] = Some(f);
+        }
+    }
+    found
 }
 
 fn render_events(app: &App, frame: &mut Frame<'_>, area: Rect) {
@@ -435,7 +451,12 @@ fn render_events(app: &App, frame: &mut Frame<'_>, area: Rect) {
     }
     let Some(d) = app.replay_data() else { return };
     let t0 = d.replay.capture.first_time_ns.unwrap_or(0);
-    let rows = d.replay.events.iter().map(|e| {
+    // only the rows on screen are made: this tap's events, then those between the taps
+    let h = layout::table_rows(area);
+    let top = layout::table_top(app.event_sel, h);
+    let events = d.replay.events.get(top..).unwrap_or_default();
+    let events = &events[..events.len().min(h)];
+    let rows = events.iter().map(|e| {
         let style =
             mark_color(super::app::mark(e.kind)).map_or(Style::new(), |c| Style::new().fg(c));
         let mut time = String::new();
@@ -454,13 +475,23 @@ fn render_events(app: &App, frame: &mut Frame<'_>, area: Rect) {
     let shown = app.taps.as_ref().map_or(0, |t| t.shown);
     let between = app.taps.as_ref().and_then(Taps::between);
     let between_rows = between.into_iter().flat_map(|b| {
-        b.events.iter().map(move |e| {
+        let from = top.saturating_sub(d.replay.events.len());
+        let on_screen = b.events.get(from..).unwrap_or_default();
+        let on_screen = &on_screen[..on_screen.len().min(h - events.len())];
+        let keys: Vec<FlowKey> = on_screen
+            .iter()
+            .filter_map(|e| b.flows.get(e.flow as usize).map(|f| f.key))
+            .collect();
+        let mut ids = d.replay.find_each(&keys).into_iter();
+        on_screen.iter().map(move |e| {
             let style =
                 mark_color(super::app::mark(e.kind)).map_or(Style::new(), |c| Style::new().fg(c));
-            let key = b.flows.get(e.flow as usize).map(|f| f.key);
-            let flow = key
-                .and_then(|k| d.replay.find(&k))
-                .map_or_else(|| "-".into(), |id| id.to_string());
+            // one id per event whose flow is known, in order
+            let id = b
+                .flows
+                .get(e.flow as usize)
+                .and_then(|_| ids.next().flatten());
+            let flow = id.map_or_else(|| "-".into(), |id| id.to_string());
             let at = |tap: usize| e.frames[tap].map_or_else(|| "-".into(), |n| n.to_string());
             let upstream = app.between_target(e).map_or(String::new(), |(t, n)| {
                 format!(" · Enter: frame {n} in tap {t}")
@@ -502,7 +533,7 @@ fn render_events(app: &App, frame: &mut Frame<'_>, area: Rect) {
         .header(header)
         .block(focus_block(title, true))
         .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
-    let mut st = TableState::default().with_selected(Some(app.event_sel));
+    let mut st = TableState::default().with_selected(Some(app.event_sel - top));
     frame.render_stateful_widget(table, area, &mut st);
 }
 
