@@ -72,3 +72,6 @@ impl Hasher for FxHasher {
 /// `HashMap<K, V, FxBuild>`.
 pub type FxBuild = BuildHasherDefault<FxHasher>;
 pub type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
+
+/// A `HashSet` with [`FxHasher`].
+pub type FxHashSet<K> = std::collections::HashSet<K, FxBuild>;

@@ -19,6 +19,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use anyhow::{Context as _, bail};
 
 use super::between::{Between, Differences, Matcher, Sighting, connection_offset, median};
+use super::hash::FxHashSet;
 use super::{EngineConfig, FlowKey, Observer, PacketEvent, Replay};
 use crate::capture;
 use crate::frame::FrameView;
@@ -189,9 +190,12 @@ fn merge(m: &mut Matcher, rx: [Receiver<Batch>; 2]) {
     }
 }
 
-/// The connections the taps' replays paired (§6.3), as pairs of flow keys.
+/// The connections the taps' replays paired (§6.3), as pairs of flow keys, each once, in the
+/// order they are first met.
 fn connections(replays: &[Replay]) -> Vec<(FlowKey, FlowKey)> {
     let mut out = Vec::new();
+    // a fabric's taps pair hundreds of thousands of connections: not a search through `out`
+    let mut met: FxHashSet<(FlowKey, FlowKey)> = FxHashSet::default();
     for r in replays {
         for f in &r.flows {
             let Some(peer) = f.peer().and_then(|p| r.flows.get(p as usize)) else {
@@ -203,7 +207,7 @@ fn connections(replays: &[Replay]) -> Vec<(FlowKey, FlowKey)> {
             } else {
                 (peer_key, key)
             };
-            if !out.contains(&pair) {
+            if met.insert(pair) {
                 out.push(pair);
             }
         }
