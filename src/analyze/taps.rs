@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::{AnalyzeConfig, json};
 use crate::config::AnalyzeFormat as Format;
 use crate::outfile::AtomicFile;
-use crate::replay::between::{Between, BetweenEvent};
+use crate::replay::between::{Between, BetweenEvent, ConnectionOffset, FlowBetween};
 use crate::replay::{FlowKey, Replay, taps};
 use crate::units;
 
@@ -121,24 +121,40 @@ fn notices(cfg: &AnalyzeConfig, between: &Between) -> Vec<String> {
 
 // ------------------------------------------------------------------ the report
 
+/// The report. Its long lists (the flows and connections between the taps, the events between
+/// them, and each tap's own, see [`json::report`]) are made a row at a time as they are
+/// written: the report's memory stays the replays' and the matcher's (§6.6).
 #[derive(Serialize)]
 struct Report<'a> {
     version: u32,
     capture: Vec<json::CaptureJson>,
     taps: Vec<json::Report<'a>>,
-    clock: ClockJson,
-    flows: Vec<FlowJson>,
-    events: Vec<EventJson>,
+    clock: ClockJson<'a>,
+    flows: Rows<'a, FlowJson>,
+    events: Rows<'a, EventJson>,
 }
 
 #[derive(Serialize)]
-struct ClockJson {
+struct ClockJson<'a> {
     /// Time in the second tap minus time in the first.
     offset_ns: Option<i64>,
     /// What it rests on: `connections`, or `none` (delays relative to each flow's smallest).
     source: &'static str,
     estimate_ns: i64,
-    connections: Vec<ConnectionJson>,
+    connections: Rows<'a, ConnectionJson>,
+}
+
+/// A list of the report whose rows are made from `between` one at a time, as they are
+/// serialized.
+struct Rows<'a, T> {
+    between: &'a Between,
+    row: fn(&'a Between) -> Box<dyn Iterator<Item = T> + 'a>,
+}
+
+impl<T: Serialize> Serialize for Rows<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq((self.row)(self.between))
+    }
 }
 
 #[derive(Serialize)]
@@ -215,8 +231,7 @@ fn tap_cfg(cfg: &AnalyzeConfig, i: usize) -> AnalyzeConfig {
     one
 }
 
-fn report<'a>(cfg: &AnalyzeConfig, taps: &'a [Replay], between: &Between) -> Report<'a> {
-    let key = |flow: u32| between.flows.get(flow as usize).map(|f| f.key);
+fn report<'a>(cfg: &AnalyzeConfig, taps: &'a [Replay], between: &'a Between) -> Report<'a> {
     Report {
         version: 1,
         capture: taps
@@ -237,46 +252,50 @@ fn report<'a>(cfg: &AnalyzeConfig, taps: &'a [Replay], between: &Between) -> Rep
                 "none"
             },
             estimate_ns: between.estimate_ns,
-            connections: between
-                .connections
-                .iter()
-                .filter_map(|c| {
-                    Some(ConnectionJson {
-                        forward: KeyJson::new(&key(c.forward)?),
-                        backward: KeyJson::new(&key(c.backward)?),
-                        offset_ns: c.offset_ns,
-                    })
-                })
-                .collect(),
+            connections: Rows {
+                between,
+                row: |b| Box::new(b.connections.iter().filter_map(|c| connection_json(b, c))),
+            },
         },
-        flows: between
-            .flows
-            .iter()
-            .map(|f| FlowJson {
-                key: KeyJson::new(&f.key),
-                packets: f.packets,
-                upstream: f.upstream,
-                between_taps: BetweenJson {
-                    matched: f.counts.matched,
-                    dropped: f.counts.dropped,
-                    corrupted: f.counts.corrupted,
-                    appeared: f.counts.appeared,
-                    reordered: f.counts.reordered,
-                    ecn_marked: f.counts.ecn_marked,
-                    delay_ns: DelayJson {
-                        samples: f.delay.samples,
-                        p50: f.delay.p50,
-                        p99: f.delay.p99,
-                        max: f.delay.max,
-                    },
-                },
-            })
-            .collect(),
-        events: between
-            .events
-            .iter()
-            .filter_map(|e| event_json(between, e))
-            .collect(),
+        flows: Rows {
+            between,
+            row: |b| Box::new(b.flows.iter().map(flow_json)),
+        },
+        events: Rows {
+            between,
+            row: |b| Box::new(b.events.iter().filter_map(|e| event_json(b, e))),
+        },
+    }
+}
+
+fn connection_json(between: &Between, c: &ConnectionOffset) -> Option<ConnectionJson> {
+    let key = |flow: u32| between.flows.get(flow as usize).map(|f| f.key);
+    Some(ConnectionJson {
+        forward: KeyJson::new(&key(c.forward)?),
+        backward: KeyJson::new(&key(c.backward)?),
+        offset_ns: c.offset_ns,
+    })
+}
+
+fn flow_json(f: &FlowBetween) -> FlowJson {
+    FlowJson {
+        key: KeyJson::new(&f.key),
+        packets: f.packets,
+        upstream: f.upstream,
+        between_taps: BetweenJson {
+            matched: f.counts.matched,
+            dropped: f.counts.dropped,
+            corrupted: f.counts.corrupted,
+            appeared: f.counts.appeared,
+            reordered: f.counts.reordered,
+            ecn_marked: f.counts.ecn_marked,
+            delay_ns: DelayJson {
+                samples: f.delay.samples,
+                p50: f.delay.p50,
+                p99: f.delay.p99,
+                max: f.delay.max,
+            },
+        },
     }
 }
 
@@ -304,9 +323,12 @@ pub fn write_report(
 ) -> io::Result<()> {
     match cfg.format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut *out, &report(cfg, taps, between))
+            // serde writes many short pieces: gathered here, not each through `dyn Write`
+            let mut gathered = io::BufWriter::with_capacity(1 << 16, &mut *out);
+            serde_json::to_writer_pretty(&mut gathered, &report(cfg, taps, between))
                 .map_err(io::Error::from)?;
-            out.write_all(b"\n")
+            gathered.write_all(b"\n")?;
+            gathered.flush()
         }
         Format::Csv => write_csv(between, out),
         Format::Text => write_text(cfg, taps, between, out),
