@@ -22,6 +22,26 @@ fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).unwrap()
 }
 
+/// `text` (JSON) without the layout: whitespace outside strings taken out.
+fn minified(text: &str) -> String {
+    let (mut out, mut in_string, mut escaped) = (String::new(), false, false);
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+        } else if !c.is_whitespace() {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[test]
 fn each_line_is_the_report_of_its_capture_alone() {
     let captures = demo();
@@ -48,6 +68,13 @@ fn each_line_is_the_report_of_its_capture_alone() {
         assert_eq!(
             json(line.as_bytes()),
             json(&alone.stdout),
+            "{}",
+            capture.display()
+        );
+        // and the same text, keys in the same order, less the layout
+        assert_eq!(
+            *line,
+            minified(&String::from_utf8_lossy(&alone.stdout)),
             "{}",
             capture.display()
         );
