@@ -17,7 +17,9 @@
 #   flow scaling: analyze on small400k vs small2k (wall; -f json, whose report grows with the
 #   flows to 685 MB, and the default text report; the two run alternately, and the ratio is
 #   the median of each pair's), and peak RSS for -f json, csv, text, parquet
-#   (per flow: the whole peak / 400,000, and what the flows beyond small2k's added each)
+#   (per flow: the whole peak / 400,000, and what the flows beyond small2k's added each);
+#   the same for two capture points (each capture as both taps) and --each -f json over both
+#   (no targets: watched for growth with the flows)
 #   dissect -f jsonl vs tshark -T fields, dissect text vs tshark's default output (on big1k)
 # The inspector's and send's figures have their own scripts (bench/inspect-open.sh,
 # bench/send-vs-tcpreplay.sh: tmux; root and a veth pair), run at the end when possible.
@@ -130,6 +132,19 @@ for f in json csv text parquet; do
     "$(awk -v r="$r" -v q="$r2" 'BEGIN{printf "%.0f/%.0f B", r*1024/400000, (r-q)*1024/398000}')" \
     "<= 100 MiB"
 done
+
+# two capture points (§6.8), each capture given as both taps: the matcher's cost by flows
+paired_runs "$runs" "$(printf '%q ' "$bin" -q analyze --tap "$many" --tap "$many")" \
+  "$(printf '%q ' "$bin" -q analyze --tap "$small" --tap "$small")"
+rm -f "$paired_log"
+row "analyze --tap, 400,000 flows vs 2,000: wall" "$(printf '%.2f' "$paired_a")" "s" \
+  "2,000 flows: $(printf '%.2f' "$paired_b") s" "$(awk -v r="$paired_ratio" 'BEGIN{printf "%.2fx", r}')" \
+  "(none)"
+row "  peak RSS, 400,000 flows (both taps)" "$((paired_rss_a / 1024))" "MiB" "per flow and tap" \
+  "$(awk -v r="$paired_rss_a" 'BEGIN{printf "%.0f B", r*1024/800000}')" "(none)"
+# a fleet: --each -f json, a line per capture, both captures
+measure an_each "$bin" -q analyze --each -f json "$many" "$small"
+row "analyze --each -f json (both): wall" "$secs" "s" "peak RSS" "$((rss / 1024)) MiB" "(none)"
 
 measure dis_jsonl "$bin" dissect -f jsonl "$big"; dis_jsonl=$secs
 row "dissect -f jsonl" "$dis_jsonl" "s" "tshark -T fields" \
