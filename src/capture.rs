@@ -287,19 +287,21 @@ impl CaptureReader {
         if self.done {
             return None;
         }
+        let number = self.cur.number;
         let step = match &mut self.format {
-            Format::Pcap(p) => p.next(&mut self.input),
-            Format::PcapNg(p) => p.next(&mut self.input, self.last_time_ns),
+            Format::Pcap(p) => p.next(&mut self.input, &mut self.cur),
+            Format::PcapNg(p) => p
+                .next(&mut self.input, self.last_time_ns)
+                .map(|next| next.map(|cur| self.cur = cur).is_some()),
         };
         match step {
-            Ok(Some(mut cur)) => {
-                cur.number = self.cur.number + 1;
-                self.last_time_ns = cur.time_ns;
-                self.first_time_ns.get_or_insert(cur.time_ns);
-                self.cur = cur;
+            Ok(true) => {
+                self.cur.number = number + 1;
+                self.last_time_ns = self.cur.time_ns;
+                self.first_time_ns.get_or_insert(self.cur.time_ns);
                 Some(Ok(()))
             }
-            Ok(None) => {
+            Ok(false) => {
                 self.done = true;
                 // Cut at a record boundary, a shrunk file would end as if complete.
                 self.shrunk().map(Err)
