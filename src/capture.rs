@@ -290,9 +290,7 @@ impl CaptureReader {
         let number = self.cur.number;
         let step = match &mut self.format {
             Format::Pcap(p) => p.next(&mut self.input, &mut self.cur),
-            Format::PcapNg(p) => p
-                .next(&mut self.input, self.last_time_ns)
-                .map(|next| next.map(|cur| self.cur = cur).is_some()),
+            Format::PcapNg(p) => p.next(&mut self.input, self.last_time_ns, &mut self.cur),
         };
         match step {
             Ok(true) => {

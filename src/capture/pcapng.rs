@@ -81,14 +81,16 @@ impl PcapNg {
         true
     }
 
-    /// The next packet block's frame, `None` at the end of the input; `last_time_ns` is the
-    /// time a simple packet block (which has none) takes.
+    /// The next packet block's frame into `cur` (all but its number), `false` at the end of
+    /// the input (`cur` is then as it was); `last_time_ns` is the time a simple packet block
+    /// (which has none) takes.
     pub(super) fn next(
         &mut self,
         input: &mut Input,
         last_time_ns: u64,
-    ) -> Result<Option<Current>, StepError> {
-        next(input, &mut self.big, &mut self.ifaces, last_time_ns)
+        cur: &mut Current,
+    ) -> Result<bool, StepError> {
+        next(input, &mut self.big, &mut self.ifaces, last_time_ns, cur)
     }
 }
 
@@ -250,14 +252,15 @@ fn next(
     big: &mut bool,
     ifaces: &mut Vec<Iface>,
     last_time_ns: u64,
-) -> Result<Option<Current>, StepError> {
+    cur: &mut Current,
+) -> Result<bool, StepError> {
     const BLOCK_HEADER_LEN: usize = 8;
     const BLOCK_MIN_LEN: usize = 12;
     loop {
         let offset = input.offset();
         let have = input.ensure(BLOCK_MIN_LEN)?;
         if have == 0 {
-            return Ok(None);
+            return Ok(false);
         }
         let avail = input.avail();
         let block_type = read_u32(avail, 0, *big).unwrap_or(0);
@@ -367,9 +370,16 @@ fn next(
         };
         match found {
             None => input.consume(len),
-            Some(Ok(cur)) => {
+            Some(Ok(found)) => {
                 input.consume(len);
-                return Ok(Some(cur));
+                // field by field, as pcap's: see `pcap::next`
+                cur.time_ns = found.time_ns;
+                cur.caplen = found.caplen;
+                cur.orig_len = found.orig_len;
+                cur.link = found.link;
+                cur.start = found.start;
+                cur.len = found.len;
+                return Ok(true);
             }
             Some(Err(reason)) => {
                 return Err(StepError::Malformed {
