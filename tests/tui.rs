@@ -27,6 +27,18 @@ fn open(name: &str) -> App {
     app
 }
 
+/// The two-tap demo (`inspect --tap two_taps.tx.pcap --tap two_taps.rx.pcap`), its workers done.
+fn open_two_taps() -> App {
+    let tx = capture("two_taps.tx.pcap");
+    let rx = capture("two_taps.rx.pcap");
+    let mut cfg = InspectConfig::new(tx.clone());
+    cfg.taps = vec![tx, rx];
+    let mut app = App::open(&cfg);
+    settle(&mut app);
+    assert!(app.idle(), "workers did not finish");
+    app
+}
+
 fn settle(app: &mut App) {
     app.wait_idle(Duration::from_secs(60));
 }
@@ -289,13 +301,7 @@ fn snapshot_help() {
 /// the tap upstream (switching to it when it is the other one); `T` switches back.
 #[test]
 fn two_taps_show_what_is_between_them_and_go_upstream() {
-    let tx = capture("two_taps.tx.pcap");
-    let rx = capture("two_taps.rx.pcap");
-    let mut cfg = InspectConfig::new(tx.clone());
-    cfg.taps = vec![tx, rx];
-    let mut app = App::open(&cfg);
-    settle(&mut app);
-    assert!(app.idle(), "workers did not finish");
+    let mut app = open_two_taps();
     assert!(app.name.contains("two_taps.tx.pcap") && app.name.contains("tap 0 of 2"));
     let b = app
         .taps
@@ -435,12 +441,7 @@ fn tables_scroll_to_the_selection_and_clicks_select_what_they_show() {
 /// event between them names its flow by the shown tap's flow id (looked up here one by one).
 #[test]
 fn two_tap_rows_show_their_own_flows_results() {
-    let tx = capture("two_taps.tx.pcap");
-    let rx = capture("two_taps.rx.pcap");
-    let mut cfg = InspectConfig::new(tx.clone());
-    cfg.taps = vec![tx, rx];
-    let mut app = App::open(&cfg);
-    settle(&mut app);
+    let mut app = open_two_taps();
     let b = app.taps.as_ref().and_then(|t| t.between()).unwrap().clone();
     let replay = &app.replay_data().unwrap().replay;
     let keys: Vec<_> = replay.flows.iter().map(|f| replay.key(f)).collect();

@@ -170,6 +170,7 @@ fn one(
     Ok((Some(replay), hit))
 }
 
+/// Standard output or `-o FILE` (complete or absent).
 enum Output {
     Stdout(BufWriter<io::Stdout>),
     File(BufWriter<AtomicFile>, PathBuf),

@@ -182,15 +182,10 @@ impl Replay {
         self.hosts.key(&flow.key)
     }
 
-    /// The id of the flow of `key`, if the replay met it (a search through every flow, for
-    /// tests; [`Replay::find_each`] looks up many keys in one).
+    /// The id of the flow of `key`, if the replay met it (a search through every flow).
     #[must_use]
     pub fn find(&self, key: &FlowKey) -> Option<u32> {
-        let at = self
-            .flows
-            .iter()
-            .position(|f| self.hosts.matches(&f.key, key))?;
-        u32::try_from(at).ok()
+        self.find_each(std::slice::from_ref(key)).pop().flatten()
     }
 
     /// [`Replay::find`] for each of `keys`, in one search through the flows (the inspector's

@@ -15,7 +15,7 @@ use super::app::{App, FilterKind, Focus, Mode, ReplayState, Taps, View};
 use super::layout::{self, TAB_SEP, tab_label};
 use super::widgets;
 use crate::replay::FlowKey;
-use crate::replay::between::{Between, FlowBetween};
+use crate::replay::between::{Between, BetweenEvent, FlowBetween};
 use crate::replay::hash::FxHashMap;
 use crate::units::Duration as Dur;
 
@@ -478,20 +478,20 @@ fn render_events(app: &App, frame: &mut Frame<'_>, area: Rect) {
         let from = top.saturating_sub(d.replay.events.len());
         let on_screen = b.events.get(from..).unwrap_or_default();
         let on_screen = &on_screen[..on_screen.len().min(h - events.len())];
-        let keys: Vec<FlowKey> = on_screen
+        // the rows' flows as this tap's replay numbers them, looked up together
+        let key = |e: &BetweenEvent| b.flows.get(e.flow as usize).map(|f| f.key);
+        let keys: Vec<FlowKey> = on_screen.iter().filter_map(key).collect();
+        let ids: FxHashMap<FlowKey, u32> = keys
             .iter()
-            .filter_map(|e| b.flows.get(e.flow as usize).map(|f| f.key))
+            .zip(d.replay.find_each(&keys))
+            .filter_map(|(&k, id)| Some((k, id?)))
             .collect();
-        let mut ids = d.replay.find_each(&keys).into_iter();
         on_screen.iter().map(move |e| {
             let style =
                 mark_color(super::app::mark(e.kind)).map_or(Style::new(), |c| Style::new().fg(c));
-            // one id per event whose flow is known, in order
-            let id = b
-                .flows
-                .get(e.flow as usize)
-                .and_then(|_| ids.next().flatten());
-            let flow = id.map_or_else(|| "-".into(), |id| id.to_string());
+            let flow = key(e)
+                .and_then(|k| ids.get(&k))
+                .map_or_else(|| "-".into(), |id| id.to_string());
             let at = |tap: usize| e.frames[tap].map_or_else(|| "-".into(), |n| n.to_string());
             let upstream = app.between_target(e).map_or(String::new(), |(t, n)| {
                 format!(" · Enter: frame {n} in tap {t}")
