@@ -7,12 +7,16 @@
 #   EXTRA=0 bench/scale.sh         without the inspector's and send's scripts
 #
 # Captures (2 M frames each unless said):
-#   big1k    1 M frames of 1 KiB RC WRITEs over 64 QPs
+#   frames1k  1 M frames of 1 KiB over 64 QPs: 64 KiB WRITEs (64 frames each), one ACK per
+#             message (15,616 ACKs)
+#   acked1k   1 KiB WRITEs over 64 QPs, each ACKed: 512,000 frames of 1 KiB and 512,000 ACKs
+#             of 62 bytes (this script's first 1 KiB capture; kept beside it)
 #   small2k  256-byte WRITE + ACK over 1,000 QPs (2,000 flows)
 #   small400k  the same frames over 200,000 QPs (400,000 flows)
 #   small10m   10 M of those frames (about 2 GB) over 400,000 flows, for the inspector (EXTRA)
 # Figures:
-#   analyze -f json on big1k vs tshark -T fields (frames/s) and vs cat (bytes/s)
+#   analyze -f json on frames1k (and acked1k) vs tshark -T fields (frames/s) and vs cat
+#   (bytes/s)
 #   analyze -f json on small2k vs cat (bytes/s)
 #   flow scaling: analyze on small400k vs small2k (wall; -f json, whose report grows with the
 #   flows to 685 MB, and the default text report; the two run alternately, and the ratio is
@@ -20,7 +24,8 @@
 #   (per flow: the whole peak / 400,000, and what the flows beyond small2k's added each);
 #   the same for two capture points (each capture as both taps) and --each -f json over both
 #   (no targets: watched for growth with the flows)
-#   dissect -f jsonl vs tshark -T fields, dissect text vs tshark's default output (on big1k)
+#   dissect -f jsonl vs tshark -T fields, dissect text vs tshark's default output (on frames1k
+#   and acked1k)
 # The inspector's and send's figures have their own scripts (bench/inspect-open.sh,
 # bench/send-vs-tcpreplay.sh: tmux; root and a veth pair), run at the end when possible.
 # Needs tshark and GNU time (/usr/bin/time).
@@ -34,14 +39,15 @@ command -v tshark >/dev/null || { echo "tshark not found (apt-get install tshark
 (cd "$root" && cargo build --release --quiet --bin rocescope)
 bin=${CARGO_TARGET_DIR:-$root/target}/release/rocescope
 
-# scenario NAME QPS MESSAGES SIZE: QPS RC connections between two hosts, MESSAGES WRITEs of SIZE
-# bytes each (one ACK per packet), the total load 80 % of 100 Gbit/s
+# scenario NAME QPS MESSAGES SIZE [ACK_EVERY]: QPS RC connections between two hosts, MESSAGES
+# WRITEs of SIZE bytes each (frames of 1 KiB at most; an ACK every ACK_EVERY frames, default 1,
+# and after each message's last), the total load 80 % of 100 Gbit/s
 scenario() {
-  local name=$1 qps=$2 msgs=$3 size=$4
+  local name=$1 qps=$2 msgs=$3 size=$4 ack_every=${5:-1}
   [ -s "$work/$name.pcap" ] && return
-  python3 - "$work/$name.toml" "$qps" "$msgs" "$size" <<'PY'
+  python3 - "$work/$name.toml" "$qps" "$msgs" "$size" "$ack_every" <<'PY'
 import sys
-path, qps, msgs, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+path, qps, msgs, size, ack_every = sys.argv[1], *map(int, sys.argv[2:6])
 with open(path, "w") as out:
     out.write('[link]\nspeed_gbps = 100\ndelay_ns = 500\nstop_ns = 3600000000000\nmax_frames = 100000000\n\n')
     out.write('[capture]\npoint = "receiver"\n\n')
@@ -51,13 +57,14 @@ with open(path, "w") as out:
     for i in range(qps):
         out.write(f'[[connection]]\nname = "c{i}"\ntransport = "rc"\nrequester = "a"\nresponder = "b"\n'
                   f'requester_qpn = {0x1000 + i}\nresponder_qpn = {0x400000 + i}\n'
-                  f'start_psn = {i * 7919 % 16777216}\npmtu = 1024\nack_every = 1\nload = {load}\n\n')
+                  f'start_psn = {i * 7919 % 16777216}\npmtu = 1024\nack_every = {ack_every}\nload = {load}\n\n')
         out.write(f'[[traffic]]\nconnection = "c{i}"\nop = "write"\nsize = {size}\nmessages = {msgs}\n\n')
 PY
   echo "generating $name ($qps QPs x $msgs WRITEs of $size bytes) ..." >&2
   "$bin" -q generate "$work/$name.toml" -o "$work/$name.pcap"
 }
-scenario big1k 64 8000 1024       # 512,000 WRITEs + ACKs ~ 1 M frames of ~1 KiB and ACKs
+scenario frames1k 64 244 65536 64 # 999,424 frames of 1 KiB + 15,616 ACKs
+scenario acked1k 64 8000 1024      # 512,000 WRITEs of 1 KiB + 512,000 ACKs
 scenario small2k 1000 1000 256    # 2 M frames
 scenario small400k 200000 5 256   # 2 M frames, 400,000 flows
 
@@ -90,7 +97,7 @@ scaling() {
 }
 
 frames() { capinfos -c -M "$1" | awk -F: '/Number of packets/ {gsub(/ /, "", $2); print $2}'; }
-for c in big1k small2k small400k; do cat "$work/$c.pcap" >/dev/null; done # page cache
+for c in frames1k acked1k small2k small400k; do cat "$work/$c.pcap" >/dev/null; done # page cache
 
 row() { # LABEL VALUE UNIT REFERENCE-LABEL RATIO TARGET
   printf '%-44s %12s %-8s %-28s %8s   %s\n' "$@"
@@ -98,17 +105,25 @@ row() { # LABEL VALUE UNIT REFERENCE-LABEL RATIO TARGET
 echo
 row "figure" "value" "" "reference" "ratio" "target"
 
-big=$work/big1k.pcap; small=$work/small2k.pcap; many=$work/small400k.pcap
-big_frames=$(frames "$big"); big_bytes=$(stat -c %s "$big"); small_bytes=$(stat -c %s "$small")
+small=$work/small2k.pcap; many=$work/small400k.pcap; small_bytes=$(stat -c %s "$small")
 
-measure cat_big cat "$big"; cat_big=$secs
-measure an_big "$bin" -q analyze -f json "$big"; an_big=$secs
-measure ts_fields tshark -n -r "$big" -T fields -e frame.number -e infiniband.bth.destqp -e infiniband.bth.psn
-ts_fields=$secs
-row "analyze 1 KiB frames: frames/s" "$(awk -v f="$big_frames" -v s="$an_big" 'BEGIN{printf "%.0f", f/s}')" "" \
-  "tshark -T fields" "$(awk -v a="$an_big" -v t="$ts_fields" 'BEGIN{printf "%.1fx", t/a}')" ">= 100x"
-row "analyze 1 KiB frames: bytes/s" "$(awk -v b="$big_bytes" -v s="$an_big" 'BEGIN{printf "%.0f", b/s/1e6}')" "MB/s" \
-  "cat" "$(awk -v a="$an_big" -v c="$cat_big" 'BEGIN{printf "%.0f%%", 100*c/a}')" ">= 65 %"
+# one_kib NAME LABEL: analyze on a 1 KiB capture vs tshark -T fields and cat; leaves tshark's
+# time in $ts_fields_NAME for dissect's rows
+one_kib() {
+  local name=$1 label=$2 cap=$work/$1.pcap
+  local n bytes
+  n=$(frames "$cap"); bytes=$(stat -c %s "$cap")
+  measure "cat_$name" cat "$cap"; local cat_s=$secs
+  measure "an_$name" "$bin" -q analyze -f json "$cap"; local an_s=$secs
+  measure "ts_fields_$name" tshark -n -r "$cap" -T fields -e frame.number -e infiniband.bth.destqp -e infiniband.bth.psn
+  eval "ts_fields_$name=$secs"
+  row "analyze $label: frames/s" "$(awk -v f="$n" -v s="$an_s" 'BEGIN{printf "%.0f", f/s}')" "" \
+    "tshark -T fields" "$(awk -v a="$an_s" -v t="$secs" 'BEGIN{printf "%.1fx", t/a}')" ">= 100x"
+  row "analyze $label: bytes/s" "$(awk -v b="$bytes" -v s="$an_s" 'BEGIN{printf "%.0f", b/s/1e6}')" "MB/s" \
+    "cat" "$(awk -v a="$an_s" -v c="$cat_s" 'BEGIN{printf "%.0f%%", 100*c/a}')" ">= 65 %"
+}
+one_kib frames1k "1 KiB frames"
+one_kib acked1k "1 KiB WRITEs, each ACKed"
 
 measure cat_small cat "$small"; cat_small=$secs
 measure an_small "$bin" -q analyze -f json "$small"; an_small=$secs; rss_small_json=$rss
@@ -146,13 +161,17 @@ row "  peak RSS, 400,000 flows (both taps)" "$((paired_rss_a / 1024))" "MiB" "pe
 measure an_each "$bin" -q analyze --each -f json "$many" "$small"
 row "analyze --each -f json (both): wall" "$secs" "s" "peak RSS" "$((rss / 1024)) MiB" "(none)"
 
-measure dis_jsonl "$bin" dissect -f jsonl "$big"; dis_jsonl=$secs
-row "dissect -f jsonl" "$dis_jsonl" "s" "tshark -T fields" \
-  "$(awk -v a="$dis_jsonl" -v t="$ts_fields" 'BEGIN{printf "%.1fx", t/a}')" ">= 50x"
-measure dis_text "$bin" dissect "$big"; dis_text=$secs
-measure ts_text tshark -n -r "$big"; ts_text=$secs
-row "dissect (text)" "$dis_text" "s" "tshark (text)" \
-  "$(awk -v a="$dis_text" -v t="$ts_text" 'BEGIN{printf "%.1fx", t/a}')" ">= 15x"
+for name in frames1k acked1k; do
+  cap=$work/$name.pcap
+  measure dis_jsonl "$bin" dissect -f jsonl "$cap"; dis_jsonl=$secs
+  ts_fields=$(eval echo "\$ts_fields_$name")
+  row "dissect -f jsonl ($name)" "$dis_jsonl" "s" "tshark -T fields" \
+    "$(awk -v a="$dis_jsonl" -v t="$ts_fields" 'BEGIN{printf "%.1fx", t/a}')" ">= 50x"
+  measure dis_text "$bin" dissect "$cap"; dis_text=$secs
+  measure ts_text tshark -n -r "$cap"; ts_text=$secs
+  row "dissect (text) ($name)" "$dis_text" "s" "tshark (text)" \
+    "$(awk -v a="$dis_text" -v t="$ts_text" 'BEGIN{printf "%.1fx", t/a}')" ">= 15x"
+done
 
 echo
 [ "${EXTRA:-1}" = 0 ] && exit 0
