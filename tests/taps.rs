@@ -199,6 +199,68 @@ fn random_fault_placement_at_both_points_matches_truth() {
     }
 }
 
+/// Every demo capture given as both taps: nothing happened between them. Every packet is
+/// matched to itself, at no delay and no clock offset (the two copies of an acknowledgement
+/// come at the same instant, whichever tap is its flow's upstream).
+#[test]
+fn every_capture_given_as_both_taps_is_matched_to_itself() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let mut captures: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
+        .collect();
+    captures.sort();
+    let mut diffs = Vec::new();
+    let mut matched = 0;
+    for cap in &captures {
+        let cap = cap.display().to_string();
+        let out = rocescope(&["-q", "analyze", "-f", "json", "--tap", &cap, "--tap", &cap]);
+        assert!(
+            out.status.success(),
+            "{cap}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let offset = &report["clock"]["offset_ns"];
+        if !(offset.is_null() || offset == 0) {
+            diffs.push(format!("{cap}: clock offset {offset}"));
+        }
+        for f in report["flows"].as_array().unwrap() {
+            let b = &f["between_taps"];
+            let n = &f["packets"][0];
+            let mut wrong: Vec<String> = COUNTS
+                .iter()
+                .filter(|&&k| k != "matched" && b[k] != 0)
+                .map(|k| format!("{k} {}", b[k]))
+                .collect();
+            if b["matched"] != *n || f["packets"][1] != *n {
+                wrong.push(format!("matched {} of {}", b["matched"], f["packets"]));
+            }
+            let delay = &b["delay_ns"];
+            if delay["samples"] != 0 && (delay["p50"] != 0 || delay["max"] != 0) {
+                wrong.push(format!("delay {delay}"));
+            }
+            if !wrong.is_empty() {
+                diffs.push(format!(
+                    "{cap} flow {} -> {} qp {}: {}",
+                    f["src"],
+                    f["dst"],
+                    f["destqp"],
+                    wrong.join(", ")
+                ));
+            }
+            matched += b["matched"].as_u64().unwrap_or(0);
+        }
+    }
+    common::assert_no_differences(&diffs);
+    assert!(
+        matched > 5_000,
+        "only {matched} packets matched over {} captures",
+        captures.len()
+    );
+}
+
 /// How many random scenarios [`random_fault_placement_at_both_points_matches_truth`] runs.
 const RANDOM_SCENARIOS: u64 = 60;
 

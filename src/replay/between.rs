@@ -11,10 +11,12 @@
 //! that precedes it most closely, so that a resent PSN matches the resend and the original is
 //! dropped; a downstream copy that no upstream copy precedes appeared between the taps (with
 //! the estimate's offset applied: where the estimate, or jitter, is wrong by more than the
-//! delay between the taps, a copy can seem to come before its upstream one). A flow's upstream
-//! tap is set beforehand for the flows of the driver's estimate (from their median time
-//! difference), else it is the one whose copy came first in the flow's first match; until
-//! then copies are paired in order.
+//! delay between the taps, a copy can seem to come before its upstream one). A copy at the same
+//! instant precedes too: with no delay between the taps (one capture given twice) the merge
+//! hands over the first tap's copy first, and a downstream one waits for it there. A flow's
+//! upstream tap is set beforehand for the flows of the driver's estimate (from their median
+//! time difference), else it is the one whose copy came first in the flow's first match;
+//! until then copies are paired in order.
 //!
 //! The clock offset of §6.8 (the midpoint between the smallest difference one way and the
 //! largest the other) is computed at the end from every flow's extremes over matches of PSNs
@@ -374,17 +376,13 @@ impl Matcher {
         let q = &f.pending[usize::from(other)];
         let same = |c: &Pending| c.opcode == p.opcode && c.psn == p.psn;
         let found = match f.upstream {
-            // an upstream copy: it waits for its downstream one
-            Some(up) if up == tap => None,
+            // an upstream copy: it waits for its downstream one, unless that came at the same
+            // instant (no delay between the taps: only the merge put it first)
+            Some(up) if up == tap => q.iter().position(|c| same(c) && c.at == at),
             // a downstream copy: the upstream copy that precedes it most closely (a resend, not
-            // the dropped original); with none, it appeared between the taps
-            Some(_) => match q.iter().rposition(same) {
-                Some(i) => Some(i),
-                None => {
-                    f.counts.appeared += 1;
-                    return;
-                }
-            },
+            // the dropped original); with none, it waits for one at the same instant, and
+            // appeared between the taps when it leaves the window unmatched
+            Some(_) => q.iter().rposition(same),
             // the direction is not known yet: copies are paired in order
             None => q.iter().position(same),
         };
@@ -749,6 +747,39 @@ mod tests {
             (100, Some(3_000), Some(4_000))
         );
         assert_eq!((g.delay.p50, g.delay.max), (Some(2_000), Some(3_000)));
+    }
+
+    /// Taps with no delay between them (the same capture given twice): a downstream copy the
+    /// merge puts before its upstream copy at the same instant is matched to it; one earlier
+    /// than any upstream copy still appeared, and that upstream copy was dropped.
+    #[test]
+    fn copies_at_the_same_instant_match_whichever_comes_first() {
+        let back = key(2, 1, 0x22);
+        let mut m = Matcher::new(0, 100_000);
+        m.set_upstream(back, 1);
+        let mut all = Vec::new();
+        for i in 0..10u64 {
+            // tap 0 (downstream) first in the merge's order at each instant
+            all.push(s(0, i + 1, i * 1000, back, i as u32));
+            all.push(s(1, i + 1, i * 1000, back, i as u32));
+        }
+        // PSN 10 downstream 1 ns before its upstream copy; PSN 11 downstream only
+        all.push(s(0, 11, 20_000, back, 10));
+        all.push(s(1, 11, 20_001, back, 10));
+        all.push(s(0, 12, 30_000, back, 11));
+        run(&mut m, &[back], all);
+        let b = m.finish(&[]);
+        let f = &b.flows[0];
+        assert_eq!(
+            (
+                f.counts.matched,
+                f.counts.appeared,
+                f.counts.dropped,
+                f.counts.reordered
+            ),
+            (10, 2, 1, 0)
+        );
+        assert_eq!((f.delay.samples, f.delay.max), (10, Some(0)));
     }
 
     #[test]
