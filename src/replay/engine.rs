@@ -559,17 +559,17 @@ impl Engine {
         }
     }
 
-    fn flow_id(&mut self, key: FlowKey) -> u32 {
-        if let Some(i) = self.index.get(&key, &self.flows, &self.hosts) {
+    fn flow_id(&mut self, key: &FlowKey) -> u32 {
+        if let Some(i) = self.index.get(key, &self.flows, &self.hosts) {
             return i;
         }
         let id = u32::try_from(self.flows.len()).unwrap_or(u32::MAX);
-        self.flows.push(Flow::new(self.hosts.intern_key(&key)));
+        self.flows.push(Flow::new(self.hosts.intern_key(key)));
         if let Some(created) = self.created.as_mut() {
             created.push(self.step_seq);
         }
-        self.index.insert(id, &key);
-        if let Some(&(peer_key, pmtu)) = self.cm_pairs.get(&key) {
+        self.index.insert(id, key);
+        if let Some(&(peer_key, pmtu)) = self.cm_pairs.get(key) {
             self.flows[id as usize].cm_paired = true;
             self.flows[id as usize].rare_mut().pmtu_cm = pmtu;
             if let Some(peer) = self.index.get(&peer_key, &self.flows, &self.hosts) {
@@ -615,7 +615,7 @@ impl Engine {
         verdict: Verdict,
         observer: &mut impl Observer,
     ) -> bool {
-        let id = self.flow_id(ev.key);
+        let id = self.flow_id(&ev.key);
         observer.packet(id, ev);
         {
             let f = &mut self.flows[id as usize];
