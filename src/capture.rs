@@ -239,6 +239,7 @@ impl CaptureReader {
 
     /// The frame the reader stands on (after [`advance`](Self::advance) returned `Ok`).
     #[must_use]
+    #[inline]
     pub fn current(&self) -> Frame<'_> {
         let c = &self.cur;
         Frame {

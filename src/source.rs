@@ -69,6 +69,7 @@ impl FrameSource for MergedReader {
         MergedReader::advance(self)
     }
 
+    #[inline]
     fn current(&self) -> Frame<'_> {
         MergedReader::current(self)
     }

@@ -93,6 +93,7 @@ impl MergedReader {
 
     /// The frame [`advance`](Self::advance) moved to, numbered in merged order.
     #[must_use]
+    #[inline]
     pub fn current(&self) -> Frame<'_> {
         if self.readers.len() == 1 {
             return self.readers[0].current();
