@@ -441,7 +441,7 @@ impl Engine {
         }
         self.ahead_ids.clear();
         for ev in coming {
-            if let Some(id) = self.index.get(&ev.key, &self.flows, &self.hosts) {
+            if let Some(id) = self.index.guess(&ev.key) {
                 self.ahead_ids.push(id);
             }
         }
