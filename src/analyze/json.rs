@@ -427,8 +427,10 @@ pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::R
 
 /// What [`write`] holds before handing it to its output.
 const BLOCK: usize = 64 << 10;
-/// Flows formatted at a time by each of [`flows`]' threads (about 1.7 KiB each).
-const FLOW_CHUNK: usize = 128;
+/// Flows formatted at a time by each of [`flows`]' threads (about 1.7 KiB each): a chunk
+/// (over 300 KiB) is larger than the standard output's buffer (256 KiB), so that it goes to
+/// the output as it is rather than copied into that buffer first on the writing thread.
+const FLOW_CHUNK: usize = 256;
 
 /// `,` and the `flows` list. Hundreds of thousands of flows make most of a report's bytes
 /// (1.7 KiB each): they are formatted on up to four threads, a chunk at a time, and written
