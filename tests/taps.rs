@@ -204,13 +204,7 @@ fn random_fault_placement_at_both_points_matches_truth() {
 /// come at the same instant, whichever tap is its flow's upstream).
 #[test]
 fn every_capture_given_as_both_taps_is_matched_to_itself() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
-    let mut captures: Vec<_> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
-        .collect();
-    captures.sort();
+    let captures = common::pcaps(&Path::new(env!("CARGO_MANIFEST_DIR")).join("captures"));
     let mut diffs = Vec::new();
     let mut matched = 0;
     for cap in &captures {

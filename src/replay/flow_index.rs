@@ -88,6 +88,22 @@ impl FlowIndex {
     #[inline]
     #[must_use]
     pub fn get(&self, key: &FlowKey, flows: &[Flow], hosts: &Hosts) -> Option<u32> {
+        self.search(key, |id| is_flow_of(key, flows, hosts, id))
+    }
+
+    /// The id of the first flow whose slot carries `key`'s tag, without comparing keys (no
+    /// read of the flows): a guess, right unless two keys share 32 bits of hash, for reading
+    /// ahead only.
+    #[inline]
+    #[must_use]
+    pub fn guess(&self, key: &FlowKey) -> Option<u32> {
+        self.search(key, |_| true)
+    }
+
+    /// The first id from `key`'s home slot on whose slot carries `key`'s tag and that `is_it`
+    /// accepts.
+    #[inline]
+    fn search(&self, key: &FlowKey, is_it: impl Fn(u32) -> bool) -> Option<u32> {
         let tag = tag(key);
         let mut at = self.home(tag);
         // ends: the table always has an empty slot (see `full`)
@@ -96,7 +112,7 @@ impl FlowIndex {
             if slot == EMPTY {
                 return None;
             }
-            if slot.tag == tag && is_flow_of(key, flows, hosts, slot.id) {
+            if slot.tag == tag && is_it(slot.id) {
                 return Some(slot.id);
             }
             at = self.next(at);
@@ -113,26 +129,6 @@ impl FlowIndex {
     #[inline]
     fn next(&self, at: usize) -> usize {
         (at + 1) & self.slots.len().saturating_sub(1)
-    }
-
-    /// The id of the first flow whose slot carries `key`'s tag, without comparing keys (no
-    /// read of the flows): a guess, right unless two keys share 32 bits of hash, for reading
-    /// ahead only.
-    #[inline]
-    #[must_use]
-    pub fn guess(&self, key: &FlowKey) -> Option<u32> {
-        let tag = tag(key);
-        let mut at = self.home(tag);
-        loop {
-            let slot = *self.slots.get(at)?;
-            if slot == EMPTY {
-                return None;
-            }
-            if slot.tag == tag {
-                return Some(slot.id);
-            }
-            at = self.next(at);
-        }
     }
 
     /// Reads the slot `key`'s search starts at, to bring it into cache ahead of [`get`]
