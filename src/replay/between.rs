@@ -353,7 +353,7 @@ impl Matcher {
             self.swept_at = at;
         } else if at.saturating_sub(self.swept_at) >= (self.window_ns / 16).max(1) {
             self.swept_at = at;
-            self.expire(at.saturating_sub(self.window_ns));
+            self.expire(at.saturating_sub(self.window_ns), at);
         }
         let id = match self.by_tap_flow[usize::from(tap)].get(s.tap_flow as usize) {
             Some(&id) if id != u32::MAX => id,
@@ -469,16 +469,22 @@ impl Matcher {
         }
     }
 
-    /// Copies that waited since before `before`: dropped (upstream) or appeared (downstream).
-    fn expire(&mut self, before: i64) {
+    /// Copies that waited since before `before`: dropped (upstream) or appeared (downstream);
+    /// and downstream copies from before `now`, which only an upstream copy of their own
+    /// instant could still have matched.
+    fn expire(&mut self, before: i64, now: i64) {
         let mut leaving = std::mem::take(&mut self.leaving);
         let flows = &mut self.flows;
         self.waiting.retain(|&id| {
             let f = &mut flows[id as usize];
             for tap in 0..2u8 {
+                let cutoff = match f.upstream {
+                    Some(up) if up != tap => now,
+                    _ => before,
+                };
                 let q = &mut f.pending[usize::from(tap)];
                 // a queue is in arrival order: the old copies are at its front
-                while q.front().is_some_and(|p| p.at < before) {
+                while q.front().is_some_and(|p| p.at < cutoff) {
                     if let Some(p) = q.pop_front() {
                         leaving.push((id, tap, p));
                     }
@@ -517,7 +523,7 @@ impl Matcher {
     /// keys, either order) and of the capture; each flow's delays with its offset removed.
     #[must_use]
     pub fn finish(mut self, connections: &[(FlowKey, FlowKey)]) -> Between {
-        self.expire(i64::MAX);
+        self.expire(i64::MAX, i64::MAX);
         for f in &mut self.flows {
             if let Some(up) = f.upstream {
                 let [u0, u1] = std::mem::take(&mut f.unresolved);
@@ -785,6 +791,26 @@ mod tests {
             (10, 2, 1, 0)
         );
         assert_eq!((f.delay.samples, f.delay.max), (10, Some(0)));
+    }
+
+    /// A downstream copy with no upstream copy waits only for one of its own instant: the
+    /// next sweep (every sixteenth of the window) counts it as appeared, so that a tap that
+    /// missed much does not keep a window's worth of the other tap's copies.
+    #[test]
+    fn downstream_copies_wait_only_for_their_instant() {
+        let fwd = key(1, 2, 0x11);
+        let mut m = Matcher::new(0, 1_600_000);
+        m.set_upstream(fwd, 0);
+        // 1,000 copies in the downstream tap only, 1 µs apart (a sweep every 100 µs)
+        let all = (0..1000u64).map(|i| s(1, i + 1, i * 1000, fwd, i as u32));
+        run(&mut m, &[fwd], all.collect());
+        let waiting = m.flows[0].pending[1].len();
+        assert!(waiting <= 101, "{waiting} copies still wait");
+        let b = m.finish(&[]);
+        assert_eq!(
+            (b.flows[0].counts.appeared, b.flows[0].counts.matched),
+            (1000, 0)
+        );
     }
 
     #[test]
