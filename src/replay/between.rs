@@ -187,28 +187,58 @@ pub fn median(v: &mut [i64]) -> Option<i64> {
     v.get(v.len().checked_sub(1)? / 2).copied()
 }
 
-/// Samples of a signed quantity, as two [`Sketch`]es.
-#[derive(Debug, Clone, Default)]
+/// Samples of a signed quantity, as two [`Sketch`]es of magnitudes. Most flows' samples
+/// have one sign (delays are positive; a backward flow's differences negative): the sketch
+/// of negative ones is allocated by the first (a matcher keeps two of these a flow).
+#[derive(Debug, Clone)]
 struct SignedSketch {
-    below: Sketch,
+    below: Option<Box<Sketch>>,
     above: Sketch,
-    min: Option<i64>,
-    max: Option<i64>,
+    /// The extremes once there is a sample (`i64::MAX` and `i64::MIN` before).
+    lowest: i64,
+    highest: i64,
+}
+
+impl Default for SignedSketch {
+    fn default() -> Self {
+        SignedSketch {
+            below: None,
+            above: Sketch::default(),
+            lowest: i64::MAX,
+            highest: i64::MIN,
+        }
+    }
 }
 
 impl SignedSketch {
     fn sample(&mut self, v: i64) {
-        self.min = Some(self.min.map_or(v, |m| m.min(v)));
-        self.max = Some(self.max.map_or(v, |m| m.max(v)));
+        self.lowest = self.lowest.min(v);
+        self.highest = self.highest.max(v);
         if v < 0 {
-            self.below.sample(v.unsigned_abs());
+            self.below
+                .get_or_insert_with(Box::default)
+                .sample(v.unsigned_abs());
         } else {
             self.above.sample(v.unsigned_abs());
         }
     }
 
+    fn below_samples(&self) -> u64 {
+        self.below.as_deref().map_or(0, Sketch::samples)
+    }
+
     fn count(&self) -> u64 {
-        self.below.samples() + self.above.samples()
+        self.below_samples() + self.above.samples()
+    }
+
+    /// The smallest sample, if any.
+    fn min(&self) -> Option<i64> {
+        (self.count() > 0).then_some(self.lowest)
+    }
+
+    /// The largest sample, if any.
+    fn max(&self) -> Option<i64> {
+        (self.count() > 0).then_some(self.highest)
     }
 
     /// Nearest-rank percentile `q` (0–100).
@@ -218,13 +248,15 @@ impl SignedSketch {
             return None;
         }
         let r = (n * q).div_ceil(100).max(1);
-        let below = self.below.samples();
-        Some(if r <= below {
-            // the below sketch holds magnitudes: its largest is the smallest value
-            -i64::try_from(self.below.at_rank(below - r + 1)).unwrap_or(i64::MAX)
-        } else {
-            i64::try_from(self.above.at_rank(r - below)).unwrap_or(i64::MAX)
-        })
+        let below = self.below_samples();
+        Some(
+            if let Some(b) = self.below.as_deref().filter(|_| r <= below) {
+                // the below sketch holds magnitudes: its largest is the smallest value
+                -i64::try_from(b.at_rank(below - r + 1)).unwrap_or(i64::MAX)
+            } else {
+                i64::try_from(self.above.at_rank(r - below)).unwrap_or(i64::MAX)
+            },
+        )
     }
 }
 
@@ -258,9 +290,10 @@ struct FlowState {
     max_up_seq: Option<u64>,
     /// Oriented delays (d minus the estimate, negated where the second tap is upstream).
     delay: SignedSketch,
-    /// d (second tap's time minus the first's, raw clocks) over single-copy matches.
-    d_min: Option<i64>,
-    d_max: Option<i64>,
+    /// d (second tap's time minus the first's, raw clocks) over single-copy matches: its
+    /// extremes (set by the first, when `d_median` has none yet), and d minus the estimate.
+    d_min: i64,
+    d_max: i64,
     d_median: SignedSketch,
 }
 
@@ -412,8 +445,9 @@ impl Matcher {
         let f = &mut self.flows[id as usize];
         let d = as_i64(b.raw).saturating_sub(as_i64(a.raw));
         if single {
-            f.d_min = Some(f.d_min.map_or(d, |m| m.min(d)));
-            f.d_max = Some(f.d_max.map_or(d, |m| m.max(d)));
+            let first = f.d_median.count() == 0;
+            f.d_min = if first { d } else { f.d_min.min(d) };
+            f.d_max = if first { d } else { f.d_max.max(d) };
             f.d_median.sample(d.saturating_sub(est));
         }
         f.counts.matched += 1;
@@ -540,9 +574,10 @@ impl Matcher {
             };
             let differences = |f: &FlowState| {
                 Some(Differences {
+                    // d_min and d_max are sampled with d_median: set once it has a sample
                     median: f.d_median.percentile(50)?,
-                    min: f.d_min?,
-                    max: f.d_max?,
+                    min: f.d_min,
+                    max: f.d_max,
                 })
             };
             let (Some(da), Some(db)) = (
@@ -578,17 +613,17 @@ impl Matcher {
                             samples: n,
                             p50: f.delay.percentile(50).map(|v| v - shift),
                             p99: f.delay.percentile(99).map(|v| v - shift),
-                            max: f.delay.max.map(|v| v - shift),
+                            max: f.delay.max().map(|v| v - shift),
                         }
                     }
                     // no offset: relative to the flow's smallest
                     (Some(_), None) => {
-                        let lo = f.delay.min.unwrap_or(0);
+                        let lo = f.delay.min().unwrap_or(0);
                         Delays {
                             samples: n,
                             p50: f.delay.percentile(50).map(|v| v - lo),
                             p99: f.delay.percentile(99).map(|v| v - lo),
-                            max: f.delay.max.map(|v| v - lo),
+                            max: f.delay.max().map(|v| v - lo),
                         }
                     }
                     (None, _) => Delays::default(),
