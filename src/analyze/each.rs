@@ -22,11 +22,14 @@ use super::{AnalyzeConfig, Format, json, write_report};
 use crate::outfile::AtomicFile;
 use crate::replay::Replay;
 
-/// One capture's replay, for the writer to report when the capture's turn comes (`None` when
-/// its tables are written already: `-f parquet`), or why there is none; and whether
-/// `--fail-on` matched it. The replay waits, not its report: a report (685 MB of JSON for
-/// 400,000 flows) is written straight to the output, never held.
-type Done = (usize, Result<(Option<Replay>, bool), String>);
+/// One capture's replay and its config (the capture alone), for the writer to report when the
+/// capture's turn comes (`None` when its tables are written already: `-f parquet`), or why
+/// there is none; and whether `--fail-on` matched it. The replay waits, not its report: a
+/// report (685 MB of JSON for 400,000 flows) is written straight to the output, never held.
+type Done = (
+    usize,
+    Result<(Option<(AnalyzeConfig, Replay)>, bool), String>,
+);
 
 /// Runs `--each`; true when `--fail-on` matched in any capture.
 ///
@@ -84,8 +87,8 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
                 match done {
                     Ok((replay, hit)) => {
                         matched |= hit;
-                        if let Some(replay) = replay {
-                            out.report(&single(cfg, name), name, &replay)?;
+                        if let Some((single, replay)) = replay {
+                            out.report(&single, name, &replay)?;
                         }
                     }
                     Err(e) => {
@@ -146,28 +149,22 @@ fn partitions(cfg: &AnalyzeConfig) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// `cfg` for `path` alone.
-fn single(cfg: &AnalyzeConfig, path: &Path) -> AnalyzeConfig {
-    let mut single = cfg.clone();
-    single.captures = vec![path.to_owned()];
-    single.each = false;
-    single
-}
-
 /// One capture, alone, on this thread; its tables into `partition` with `-f parquet`.
 fn one(
     cfg: &AnalyzeConfig,
     path: &Path,
     partition: Option<&PathBuf>,
-) -> Result<(Option<Replay>, bool), String> {
-    let single = single(cfg, path);
+) -> Result<(Option<(AnalyzeConfig, Replay)>, bool), String> {
+    let mut single = cfg.clone();
+    single.captures = vec![path.to_owned()];
+    single.each = false;
     let replay = super::replay_with(&single, None).map_err(|e| format!("{e:#}"))?;
     let hit = !single.fail_on.is_empty() && single.fail_on.matches(&replay);
     if let Some(dir) = partition {
         super::parquet::write_dir(&single, &replay, dir).map_err(|e| format!("{e:#}"))?;
         return Ok((None, hit));
     }
-    Ok((Some(replay), hit))
+    Ok((Some((single, replay)), hit))
 }
 
 /// Standard output or `-o FILE` (complete or absent).

@@ -159,15 +159,15 @@ fn next(
     } else {
         u64::from(ts_frac) * 1000
     };
-    // Field by field into the reader's own: a `Current` returned and then copied over was
-    // loaded 16 bytes at a time just after being stored 4 and 8 at a time, a stall (no
-    // store-to-load forwarding) that was half of the reader's per-record time.
-    cur.time_ns = u64::from(ts_sec) * 1_000_000_000 + frac_ns;
-    cur.caplen = incl;
-    cur.orig_len = orig_len;
-    cur.link = link.0;
-    cur.start = input.pos + PCAP_RECORD_HEADER_LEN;
-    cur.len = incl_len;
+    cur.set_frame(&Current {
+        time_ns: u64::from(ts_sec) * 1_000_000_000 + frac_ns,
+        caplen: incl,
+        orig_len,
+        link: link.0,
+        start: input.pos + PCAP_RECORD_HEADER_LEN,
+        len: incl_len,
+        number: 0,
+    });
     input.consume(need);
     Ok(true)
 }

@@ -372,13 +372,7 @@ fn next(
             None => input.consume(len),
             Some(Ok(found)) => {
                 input.consume(len);
-                // field by field, as pcap's: see `pcap::next`
-                cur.time_ns = found.time_ns;
-                cur.caplen = found.caplen;
-                cur.orig_len = found.orig_len;
-                cur.link = found.link;
-                cur.start = found.start;
-                cur.len = found.len;
+                cur.set_frame(&found);
                 return Ok(true);
             }
             Some(Err(reason)) => {

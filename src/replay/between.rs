@@ -249,14 +249,11 @@ impl SignedSketch {
         }
         let r = (n * q).div_ceil(100).max(1);
         let below = self.below_samples();
-        Some(
-            if let Some(b) = self.below.as_deref().filter(|_| r <= below) {
-                // the below sketch holds magnitudes: its largest is the smallest value
-                -i64::try_from(b.at_rank(below - r + 1)).unwrap_or(i64::MAX)
-            } else {
-                i64::try_from(self.above.at_rank(r - below)).unwrap_or(i64::MAX)
-            },
-        )
+        Some(match self.below.as_deref() {
+            // the below sketch holds magnitudes: its largest is the smallest value
+            Some(b) if r <= below => -i64::try_from(b.at_rank(below - r + 1)).unwrap_or(i64::MAX),
+            _ => i64::try_from(self.above.at_rank(r - below)).unwrap_or(i64::MAX),
+        })
     }
 }
 
@@ -290,10 +287,9 @@ struct FlowState {
     max_up_seq: Option<u64>,
     /// Oriented delays (d minus the estimate, negated where the second tap is upstream).
     delay: SignedSketch,
-    /// d (second tap's time minus the first's, raw clocks) over single-copy matches: its
-    /// extremes (set by the first, when `d_median` has none yet), and d minus the estimate.
-    d_min: i64,
-    d_max: i64,
+    /// d (second tap's time minus the first's, raw clocks) minus the estimate, over
+    /// single-copy matches: near zero, where the sketch is exact; its extremes plus the
+    /// estimate are d's.
     d_median: SignedSketch,
 }
 
@@ -445,9 +441,6 @@ impl Matcher {
         let f = &mut self.flows[id as usize];
         let d = as_i64(b.raw).saturating_sub(as_i64(a.raw));
         if single {
-            let first = f.d_median.count() == 0;
-            f.d_min = if first { d } else { f.d_min.min(d) };
-            f.d_max = if first { d } else { f.d_max.max(d) };
             f.d_median.sample(d.saturating_sub(est));
         }
         f.counts.matched += 1;
@@ -566,18 +559,20 @@ impl Matcher {
                 f.counts.appeared += extra;
             }
         }
+        let est = self.estimate_ns;
         let mut offsets = Vec::new();
         let mut flow_offset: Vec<Option<i64>> = vec![None; self.flows.len()];
         for (a, b) in connections {
             let (Some(&ia), Some(&ib)) = (self.index.get(a), self.index.get(b)) else {
                 continue;
             };
+            // d's extremes are those of d minus the estimate, plus the estimate (the
+            // subtraction saturates only past 2^62 ns, a century after the epoch)
             let differences = |f: &FlowState| {
                 Some(Differences {
-                    // d_min and d_max are sampled with d_median: set once it has a sample
                     median: f.d_median.percentile(50)?,
-                    min: f.d_min,
-                    max: f.d_max,
+                    min: f.d_median.min()?.saturating_add(est),
+                    max: f.d_median.max()?.saturating_add(est),
                 })
             };
             let (Some(da), Some(db)) = (
@@ -597,7 +592,6 @@ impl Matcher {
             });
         }
         let offset_ns = median(&mut offsets.iter().map(|c| c.offset_ns).collect::<Vec<_>>());
-        let est = self.estimate_ns;
         let flows = self
             .flows
             .iter()
