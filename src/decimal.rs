@@ -26,25 +26,6 @@ pub fn uint(buf: &mut Vec<u8>, v: u64) {
     }
 }
 
-/// `10^i`.
-const POW10: [u64; 20] = {
-    let mut t = [1u64; 20];
-    let mut i = 1;
-    while i < 20 {
-        t[i] = t[i - 1] * 10;
-        i += 1;
-    }
-    t
-};
-
-/// How many decimal digits `v` has.
-#[inline(always)]
-fn digit_count(v: u64) -> usize {
-    // floor(log10(v)) is floor(log2(v)) * log10(2) (1233 / 4096) or one less: at most 19.
-    let t = (((64 - (v | 1).leading_zeros()) * 1233) >> 12) as usize;
-    t + 1 - usize::from(v < POW10[t])
-}
-
 /// Two digits of `PAIRS` for `x < 100`.
 #[inline(always)]
 pub fn pair(x: u32) -> [u8; 2] {
@@ -66,42 +47,87 @@ pub fn room<const N: usize>(buf: &mut Vec<u8>) -> (usize, &mut [u8; N]) {
     (len, tail)
 }
 
-/// [`uint`] for `v >= 10`.
+/// [`uint`] for `v >= 10`, left to right: a leading group of one to four digits, then whole
+/// groups of four. Each digit is stored once, where it belongs, and the group sizes are
+/// settled by a few comparisons instead of a digit count and a loop per group.
+#[inline(always)]
 fn uint_long(buf: &mut Vec<u8>, v: u64) {
-    let n = digit_count(v);
-    let (len, digits) = room::<20>(buf);
-    let mut i = n;
-    let mut rest = v;
-    // Four digits at a time while they do not fit 32 bits, then in 32-bit arithmetic.
-    while rest > u64::from(u32::MAX) {
-        // Lossless: below 10_000.
-        let r = (rest % 10_000) as u32;
-        rest /= 10_000;
-        digits[i - 4..i - 2].copy_from_slice(&pair(r / 100));
-        digits[i - 2..i].copy_from_slice(&pair(r % 100));
-        i -= 4;
-    }
-    // Lossless: checked just above.
-    let mut rest = rest as u32;
-    while rest >= 10_000 {
-        let r = rest % 10_000;
-        rest /= 10_000;
-        digits[i - 4..i - 2].copy_from_slice(&pair(r / 100));
-        digits[i - 2..i].copy_from_slice(&pair(r % 100));
-        i -= 4;
-    }
-    if rest >= 100 {
-        digits[i - 2..i].copy_from_slice(&pair(rest % 100));
-        rest /= 100;
-        i -= 2;
-    }
-    if rest >= 10 {
-        digits[i - 2..i].copy_from_slice(&pair(rest));
-    } else {
-        // Lossless: below 10.
-        digits[i - 1] = b'0' + rest as u8;
-    }
+    let (len, d) = room::<20>(buf);
+    let n = match u32::try_from(v) {
+        Ok(v) if v < 100_000_000 => up_to_eight(d, v),
+        Ok(v) => {
+            // Up to 42, then eight digits.
+            let n = lead(d, v / 100_000_000);
+            eight(d, n, v % 100_000_000);
+            n + 8
+        }
+        Err(_) => {
+            // Lossless: below 10^8.
+            let low = (v % 100_000_000) as u32;
+            let high = v / 100_000_000;
+            let n = match u32::try_from(high) {
+                Ok(high) if high < 100_000_000 => up_to_eight(d, high),
+                _ => {
+                    // Lossless: u64::MAX / 10^16 is 1844.
+                    let n = lead(d, (high / 100_000_000) as u32);
+                    // Lossless: below 10^8.
+                    eight(d, n, (high % 100_000_000) as u32);
+                    n + 8
+                }
+            };
+            eight(d, n, low);
+            n + 8
+        }
+    };
     buf.truncate(len + n);
+}
+
+/// `x < 10^8` at the start of `d`, without leading zeros; returns how many digits.
+#[inline(always)]
+fn up_to_eight(d: &mut [u8; 20], x: u32) -> usize {
+    if x < 10_000 {
+        lead(d, x)
+    } else {
+        let n = lead(d, x / 10_000);
+        four(d, n, x % 10_000);
+        n + 4
+    }
+}
+
+/// `x < 10^4` at the start of `d`, without leading zeros; returns how many digits.
+#[inline(always)]
+fn lead(d: &mut [u8; 20], x: u32) -> usize {
+    if x < 10 {
+        // Lossless: below 10.
+        d[0] = b'0' + x as u8;
+        1
+    } else if x < 100 {
+        d[..2].copy_from_slice(&pair(x));
+        2
+    } else if x < 1000 {
+        // Lossless: below 10.
+        d[0] = b'0' + (x / 100) as u8;
+        d[1..3].copy_from_slice(&pair(x % 100));
+        3
+    } else {
+        d[..2].copy_from_slice(&pair(x / 100));
+        d[2..4].copy_from_slice(&pair(x % 100));
+        4
+    }
+}
+
+/// `x < 10^4` as exactly four digits at `d[at..]`.
+#[inline(always)]
+fn four(d: &mut [u8; 20], at: usize, x: u32) {
+    d[at..at + 2].copy_from_slice(&pair(x / 100));
+    d[at + 2..at + 4].copy_from_slice(&pair(x % 100));
+}
+
+/// `x < 10^8` as exactly eight digits at `d[at..]`.
+#[inline(always)]
+fn eight(d: &mut [u8; 20], at: usize, x: u32) {
+    four(d, at, x / 10_000);
+    four(d, at + 4, x % 10_000);
 }
 
 #[cfg(test)]
@@ -111,7 +137,17 @@ mod tests {
     #[test]
     fn numbers() {
         let mut edges = vec![0, 9, 10, 99, 100, 999, 1000, 9999, 10_000, 99_999, 100_000];
-        edges.extend(POW10.iter().flat_map(|&p| [p - 1, p, p + 1]));
+        let mut p = 1u64;
+        for _ in 0..20 {
+            edges.extend([p - 1, p, p + 1]);
+            p = p.wrapping_mul(10);
+        }
+        p = 1;
+        for _ in 0..19 {
+            // Every digit count, and the limits of each group split: 10^k ± 1 and 2·10^k.
+            edges.extend([2 * p, p * 9 + (p - 1)]);
+            p *= 10;
+        }
         edges.extend([
             u64::from(u32::MAX) - 1,
             u64::from(u32::MAX),
