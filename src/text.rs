@@ -28,11 +28,21 @@ pub const HEX: &[u8; 16] = b"0123456789abcdef";
 #[must_use]
 pub fn mac(a: [u8; 6]) -> [u8; 17] {
     let mut s = [b':'; 17];
+    mac_into(&mut s, a);
+    s
+}
+
+/// [`mac`] written in place, into the output itself: a whole array built a byte at a time
+/// and then copied is read back before its bytes have left the store buffer, which stalls.
+#[inline(always)]
+pub fn mac_into(s: &mut [u8; 17], a: [u8; 6]) {
     for (i, b) in a.iter().enumerate() {
         s[3 * i] = HEX[usize::from(b >> 4)];
         s[1 + 3 * i] = HEX[usize::from(b & 0xF)];
+        if i < 5 {
+            s[2 + 3 * i] = b':';
+        }
     }
-    s
 }
 
 /// Each octet's digits followed by a dot, left-aligned, and how many bytes that is.
@@ -59,6 +69,14 @@ const OCTETS: [([u8; 4], u8); 256] = {
 #[must_use]
 pub fn ipv4(octets: [u8; 4]) -> ([u8; 16], usize) {
     let mut s = [0u8; 16];
+    let n = ipv4_into(&mut s, octets);
+    (s, n)
+}
+
+/// [`ipv4`] written in place (see [`mac_into`]): its length; what follows it in `s` is
+/// overwritten.
+#[inline(always)]
+pub fn ipv4_into(s: &mut [u8; 16], octets: [u8; 4]) -> usize {
     let mut n = 0;
     for o in octets {
         let (text, len) = OCTETS[usize::from(o)];
@@ -66,7 +84,7 @@ pub fn ipv4(octets: [u8; 4]) -> ([u8; 16], usize) {
         n += usize::from(len);
     }
     // without the last octet's dot
-    (s, n - 1)
+    n - 1
 }
 
 /// `v`'s decimal digits appended to `out` (itoa: a frame's numbers without the `fmt`

@@ -250,16 +250,21 @@ use crate::text::HEX;
 fn mac_quoted(buf: &mut Vec<u8>, a: [u8; 6]) {
     let (_, s) = room::<19>(buf);
     s[0] = b'"';
-    s[1..18].copy_from_slice(&crate::text::mac(a));
-    s[18] = b'"';
+    let (text, end) = s[1..].split_at_mut(17);
+    // Cannot fail: 17 bytes.
+    crate::text::mac_into(text.try_into().unwrap_or_else(|_| unreachable!()), a);
+    end[0] = b'"';
 }
 
 /// The dotted quad in double quotes.
 fn ipv4_quoted(buf: &mut Vec<u8>, a: Ipv4Addr) {
     let (len, s) = room::<20>(buf);
-    let (text, n) = crate::text::ipv4(a.octets());
     s[0] = b'"';
-    s[1..17].copy_from_slice(&text);
+    // Cannot fail: 16 bytes.
+    let text = (&mut s[1..17])
+        .try_into()
+        .unwrap_or_else(|_| unreachable!());
+    let n = crate::text::ipv4_into(text, a.octets());
     s[1 + n] = b'"';
     buf.truncate(len + n + 2);
 }
