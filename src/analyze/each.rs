@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 
 use anyhow::Context;
 
@@ -26,10 +26,10 @@ use crate::replay::Replay;
 /// capture's turn comes (`None` when its tables are written already: `-f parquet`), or why
 /// there is none; and whether `--fail-on` matched it. The replay waits, not its report: a
 /// report (685 MB of JSON for 400,000 flows) is written straight to the output, never held.
-type Done = (
-    usize,
-    Result<(Option<(AnalyzeConfig, Replay)>, bool), String>,
-);
+type Done = (usize, Outcome);
+
+/// What a worker made of one capture (see [`Done`]).
+type Outcome = Result<(Option<(AnalyzeConfig, Replay)>, bool), String>;
 
 /// Runs `--each`; true when `--fail-on` matched in any capture.
 ///
@@ -53,6 +53,7 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
         .min(cfg.captures.len())
         .max(1);
     let next = AtomicUsize::new(0);
+    let gate = Gate::new(workers);
     let (tx, rx) = mpsc::channel::<Done>();
     let mut failed = 0usize;
     let mut matched = false;
@@ -61,19 +62,27 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
             let tx = tx.clone();
             let next = &next;
             let partitions = &partitions;
+            let gate = &gate;
             scope.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(path) = cfg.captures.get(i) else {
                         return;
                     };
-                    if tx.send((i, one(cfg, path, partitions.get(i)))).is_err() {
+                    if !gate.enter(i) {
+                        return;
+                    }
+                    let done = one(cfg, path, partitions.get(i));
+                    gate.finished(held_flows(&done));
+                    if tx.send((i, done)).is_err() {
                         return;
                     }
                 }
             });
         }
         drop(tx);
+        // however the writing ends, waiting workers are let go
+        let _close = CloseOnDrop(&gate);
         let mut out = Output::open(cfg)?;
         // reports come as they finish; they go out in the order the captures were named
         let mut waiting = BTreeMap::new();
@@ -84,6 +93,7 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
                 let Some(name) = cfg.captures.get(due) else {
                     break;
                 };
+                let flows = held_flows(&done);
                 match done {
                     Ok((replay, hit)) => {
                         matched |= hit;
@@ -97,6 +107,7 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
                     }
                 }
                 due += 1;
+                gate.written(due, flows);
             }
         }
         out.finish()
@@ -119,6 +130,93 @@ pub fn run(cfg: &AnalyzeConfig) -> anyhow::Result<bool> {
         );
     }
     Ok(matched)
+}
+
+/// How far ahead of the writer the workers may go. Reports go out in the order the captures
+/// were named, so a replay finished early waits for the ones before it; without a limit, a
+/// fleet whose first capture is large would hold every later capture's replay (all its flows)
+/// until the first is written. A capture is started when at most `window` captures before it
+/// are unwritten (the cores kept busy), or beyond that while the replays waiting hold fewer
+/// than [`WAITING_FLOWS`] flows: what waits is bounded by flows, not by the fleet's size.
+struct Gate {
+    window: usize,
+    state: Mutex<GateState>,
+    moved: Condvar,
+}
+
+/// Flows the finished, unwritten replays may hold before workers stop starting captures
+/// beyond the window: about 170 MB of replay state, at the 170 bytes or so a flow that
+/// `bench/scale.sh` measures at 400,000 flows.
+const WAITING_FLOWS: usize = 1_000_000;
+
+#[derive(Default)]
+struct GateState {
+    /// The first capture not written yet.
+    due: usize,
+    /// Flows of the replays finished and not written yet.
+    waiting_flows: usize,
+    /// The writer has stopped.
+    closed: bool,
+}
+
+impl Gate {
+    fn new(window: usize) -> Self {
+        Gate {
+            window: window.max(1),
+            state: Mutex::new(GateState::default()),
+            moved: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits until capture `i` may be started; false when the writer has stopped.
+    fn enter(&self, i: usize) -> bool {
+        let mut state = self.lock();
+        loop {
+            if state.closed {
+                return false;
+            }
+            if i <= state.due + self.window || state.waiting_flows < WAITING_FLOWS {
+                return true;
+            }
+            state = self
+                .moved
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// A replay of `flows` flows is finished and waits to be written.
+    fn finished(&self, flows: usize) {
+        self.lock().waiting_flows += flows;
+    }
+
+    /// The capture `due - 1` is written, its replay of `flows` flows let go.
+    fn written(&self, due: usize, flows: usize) {
+        let mut state = self.lock();
+        state.due = due;
+        state.waiting_flows = state.waiting_flows.saturating_sub(flows);
+        drop(state);
+        self.moved.notify_all();
+    }
+
+    /// The writer has stopped: nothing more will be started.
+    fn close(&self) {
+        self.lock().closed = true;
+        self.moved.notify_all();
+    }
+}
+
+/// Closes the gate when the writer stops, by an error as well.
+struct CloseOnDrop<'g>(&'g Gate);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
 }
 
 /// The Hive partition of each capture, `DIR/capture=NAME` (checked to be distinct).
@@ -149,12 +247,16 @@ fn partitions(cfg: &AnalyzeConfig) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// Flows of the replay `done` holds until it is written.
+fn held_flows(done: &Outcome) -> usize {
+    match done {
+        Ok((Some((_, replay)), _)) => replay.flows.len(),
+        _ => 0,
+    }
+}
+
 /// One capture, alone, on this thread; its tables into `partition` with `-f parquet`.
-fn one(
-    cfg: &AnalyzeConfig,
-    path: &Path,
-    partition: Option<&PathBuf>,
-) -> Result<(Option<(AnalyzeConfig, Replay)>, bool), String> {
+fn one(cfg: &AnalyzeConfig, path: &Path, partition: Option<&PathBuf>) -> Outcome {
     let mut single = cfg.clone();
     single.captures = vec![path.to_owned()];
     single.each = false;
@@ -250,5 +352,45 @@ impl Output {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Beyond the window, capture `i` is started only while the replays waiting hold few
+    /// flows, else once the writer has come within the window of it; a stopped writer lets
+    /// every waiting worker go.
+    #[test]
+    fn workers_wait_for_the_writer() {
+        let gate = Gate::new(2);
+        assert!(gate.enter(0) && gate.enter(1) && gate.enter(2));
+        // captures 1 and 2 done while 0 runs; few flows wait: the fifth may start
+        gate.finished(10);
+        gate.finished(WAITING_FLOWS - 11);
+        assert!(gate.enter(4));
+        gate.finished(1);
+        std::thread::scope(|scope| {
+            let (entered, seen) = mpsc::channel();
+            let gate = &gate;
+            scope.spawn(move || entered.send(gate.enter(5)).unwrap());
+            // WAITING_FLOWS flows wait, and three captures before it unwritten past the first
+            assert!(seen.recv_timeout(Duration::from_millis(200)).is_err());
+            // 0 and 1 written (say they held no replay): still too many flows wait, and 5 is
+            // not within the window until 2 is written too
+            gate.written(1, 0);
+            gate.written(2, 0);
+            assert!(seen.recv_timeout(Duration::from_millis(200)).is_err());
+            gate.written(3, 0);
+            assert_eq!(seen.recv_timeout(Duration::from_secs(10)), Ok(true));
+
+            let (entered, seen) = mpsc::channel();
+            scope.spawn(move || entered.send(gate.enter(9)).unwrap());
+            assert!(seen.recv_timeout(Duration::from_millis(200)).is_err());
+            gate.close();
+            assert_eq!(seen.recv_timeout(Duration::from_secs(10)), Ok(false));
+        });
     }
 }
