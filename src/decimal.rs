@@ -144,7 +144,7 @@ mod tests {
         }
         p = 1;
         for _ in 0..19 {
-            // Every digit count, and the limits of each group split: 10^k ± 1 and 2·10^k.
+            // Inside every digit count: 2·10^k and 10^(k+1) - 1 (besides 10^k ± 1 above).
             edges.extend([2 * p, p * 9 + (p - 1)]);
             p *= 10;
         }

@@ -73,8 +73,8 @@ pub fn ipv4(octets: [u8; 4]) -> ([u8; 16], usize) {
     (s, n)
 }
 
-/// [`ipv4`] written in place (see [`mac_into`]): its length; what follows it in `s` is
-/// overwritten.
+/// [`ipv4`] written in place (see [`mac_into`]); returns its length. The bytes of `s` after
+/// the text may be overwritten too.
 #[inline(always)]
 pub fn ipv4_into(s: &mut [u8; 16], octets: [u8; 4]) -> usize {
     let mut n = 0;
