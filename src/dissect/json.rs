@@ -163,17 +163,20 @@ struct Json<'b> {
 impl Json<'_> {
     #[inline(always)]
     fn member(&mut self, key: &str) {
-        if self.comma {
-            self.buf.push(b',');
-        }
-        self.comma = true;
-        if !key.is_empty() {
+        if key.is_empty() {
+            if self.comma {
+                self.buf.push(b',');
+            }
+        } else {
             // Keys are the field tree's static identifiers (`src`, `opcode_name`): no escaping.
             debug_assert!(key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
-            self.buf.push(b'"');
+            // the comma and the quote in one append
+            self.buf
+                .extend_from_slice(if self.comma { b",\"" } else { b"\"" });
             self.buf.extend_from_slice(key.as_bytes());
             self.buf.extend_from_slice(b"\":");
         }
+        self.comma = true;
     }
 
     #[inline(always)]
