@@ -275,7 +275,7 @@ fn ipv4_quoted(buf: &mut Vec<u8>, a: Ipv4Addr) {
 /// Append `s` as the inside of a JSON string.
 pub fn escape(buf: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
-    if !bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+    if !needs_escape(bytes) {
         buf.extend_from_slice(bytes);
         return;
     }
@@ -301,6 +301,31 @@ pub fn escape(buf: &mut Vec<u8>, s: &str) {
         start = i + 1;
     }
     buf.extend_from_slice(&bytes[start..]);
+}
+
+/// Whether `bytes` holds a quote, a backslash or a control character: eight bytes at a time
+/// (most strings are opcode names, 15 to 30 bytes with none of them).
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // nonzero exactly when some byte of `word` is zero
+    let has_zero_byte = |word: u64| word.wrapping_sub(ONES) & !word & HIGH;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        // Cannot fail: chunks of 8.
+        let word = u64::from_le_bytes(w.try_into().unwrap_or_else(|_| unreachable!()));
+        // below 0x20: the top three bits clear; a quote or a backslash: zero after the XOR
+        let control = has_zero_byte(word & (0xE0 * ONES));
+        let quote = has_zero_byte(word ^ (u64::from(b'"') * ONES));
+        let backslash = has_zero_byte(word ^ (u64::from(b'\\') * ONES));
+        if control | quote | backslash != 0 {
+            return true;
+        }
+    }
+    words
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// `fmt::Write` into a JSON string body.
@@ -372,6 +397,21 @@ mod test {
         let mut b = Vec::new();
         mac_quoted(&mut b, a);
         assert_eq!(String::from_utf8(b).unwrap(), "\"08:c0:eb:da:e2:e6\"");
+    }
+
+    #[test]
+    fn needs_escape_finds_every_special_byte_at_every_place() {
+        for len in 1..20 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut s = vec![b'a'; len];
+                    s[at] = b;
+                    let special = b < 0x20 || b == b'"' || b == b'\\';
+                    assert_eq!(needs_escape(&s), special, "{b:#x} at {at} of {len}");
+                }
+            }
+        }
+        assert!(!needs_escape("RC_RDMA_WRITE_FIRST é ! # [ ] ~".as_bytes()));
     }
 
     #[test]
