@@ -108,8 +108,10 @@ impl AddrText {
         match a {
             // the common case, written here: `Display` goes through the formatting machinery
             Addr::Ip(IpAddr::V4(v4)) => {
-                let (text, len) = crate::text::ipv4(v4.octets());
-                t.buf[..16].copy_from_slice(&text);
+                // written in place: a copy of text just built would stall (text::mac_into)
+                let text = t.buf.first_chunk_mut::<16>();
+                let len = text.map_or(0, |text| crate::text::ipv4_into(text, v4.octets()));
+                // Lossless: at most 15.
                 t.len = len as u8;
             }
             _ => {
