@@ -260,7 +260,7 @@ fn frames(
     }
     let mut shown = 0u64;
     source::for_each(source, Threads::Auto, |frame, at| -> anyhow::Result<_> {
-        let view = FrameView::new(frame, &options, at.first_time_ns);
+        let view = FrameView::new(&frame, &options, at.first_time_ns);
         let m = marks.as_mut().map(|m| m.next_frame(frame.number));
         if let Some(filter) = &cfg.filter
             && !filter.matches_marked(
@@ -347,7 +347,7 @@ fn line_frames<W: Lines>(
         if !here {
             return None;
         }
-        let view = FrameView::new(*frame, &options, told.first_time_ns);
+        let view = FrameView::new(frame, &options, told.first_time_ns);
         let start = told.out.len();
         let shown = kept(&view);
         if shown {
@@ -363,7 +363,7 @@ fn line_frames<W: Lines>(
     source::drive(source, threads, prepare, |slot, at| -> anyhow::Result<_> {
         match slot {
             source::Slot::Frame(frame) => {
-                let view = FrameView::new(frame, &options, at.first_time_ns);
+                let view = FrameView::new(&frame, &options, at.first_time_ns);
                 if !kept(&view) {
                     return Ok(ControlFlow::Continue(()));
                 }

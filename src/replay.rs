@@ -182,7 +182,7 @@ type Prepared = (PacketEvent, Option<Problem>);
 
 /// A frame dissected on the reading thread, when its [`summary`] is all the engine needs.
 fn prepared(frame: &Frame<'_>, options: &DissectOptions<'_>) -> Option<Prepared> {
-    let view = FrameView::new(*frame, options, 0);
+    let view = FrameView::new(frame, options, 0);
     summary(&view).map(|ev| (ev, view.problem))
 }
 
@@ -195,7 +195,7 @@ fn step_slot(
     observer: &mut impl Observer,
 ) -> bool {
     match slot {
-        Slot::Frame(frame) => engine.frame_observed(&FrameView::new(frame, options, 0), observer),
+        Slot::Frame(frame) => engine.frame_observed(&FrameView::new(&frame, options, 0), observer),
         Slot::Prepared((ev, problem), _) => engine.roce_frame_observed(ev, *problem, observer),
         Slot::Ahead(coming) => {
             engine.ahead(coming.map(|(ev, _)| ev));

@@ -47,7 +47,7 @@ fn run_text(text: &str, path: &Path, seed: u64) -> (Value, Value) {
             input: 0,
             data: &buf[..out.len],
         };
-        engine.frame(&FrameView::new(frame, &options, 0));
+        engine.frame(&FrameView::new(&frame, &options, 0));
     }
     let truth = serde_json::to_value(g.truth()).unwrap();
     let replay = engine.finish();

@@ -58,7 +58,7 @@ fn verdict(data: &[u8], number: u64) -> (bool, bool) {
         input: 0,
         data,
     };
-    let view = FrameView::new(frame, &DissectOptions::default(), 0);
+    let view = FrameView::new(&frame, &DissectOptions::default(), 0);
     let Some(d) = view.dissected.as_ref() else {
         return (false, false);
     };

@@ -483,7 +483,7 @@ fuzz_target!(|file: File| {
                 match item {
                     Ok(frame) => {
                         assert!(frame.data.len() <= len);
-                        let view = FrameView::new(frame, &options, 0);
+                        let view = FrameView::new(&frame, &options, 0);
                         line.clear();
                         json::write_frame(&mut line, &view, &mut time);
                         let text = line.strip_suffix(b"\n").unwrap_or(&line);

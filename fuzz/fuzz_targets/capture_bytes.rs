@@ -73,7 +73,7 @@ fn read_all(
         assert_eq!(frame.number, count as u64);
         assert!(frame.data.len() <= input_len);
         assert!(frame.data.len() as u64 <= u64::from(frame.caplen).max(frame.data.len() as u64));
-        let view = FrameView::new(frame, &options, 0);
+        let view = FrameView::new(&frame, &options, 0);
         let _ = view.facts();
         // What `dissect -f jsonl` and the text view print: the line is one JSON object.
         json_line.clear();

@@ -347,7 +347,8 @@ fuzz_target!(|expr: Expr| {
         .collect();
     let options = DissectOptions::default();
     for (i, owned) in demo_frames().iter().enumerate() {
-        let view = FrameView::new(owned.frame(), &options, 0);
+        let frame = owned.frame();
+        let view = FrameView::new(&frame, &options, 0);
         let facts = view.facts();
         let d = view.dissected.as_ref();
         let mut verdicts = singles.iter().map(|f| f.matches(&facts, d));

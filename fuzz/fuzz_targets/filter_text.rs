@@ -50,7 +50,8 @@ fuzz_target!(|data: &[u8]| {
     let negated = Filter::compile_with_marks(&format!("!({text})")).ok();
     let options = DissectOptions::default();
     for (i, owned) in demo_frames().iter().enumerate() {
-        let view = FrameView::new(owned.frame(), &options, 0);
+        let frame = owned.frame();
+        let view = FrameView::new(&frame, &options, 0);
         let facts = view.facts();
         let mut marks = Marks::default();
         if i % 3 == 0 {

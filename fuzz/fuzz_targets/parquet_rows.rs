@@ -76,7 +76,7 @@ fn one_input(rows: &mut FrameRows, data: &[u8]) {
             input: u16::from(flags & 0x40 != 0),
             data: bytes,
         };
-        let view = FrameView::new(frame, &options, 0);
+        let view = FrameView::new(&frame, &options, 0);
         let marks = (flags & 0x20 != 0).then(|| {
             let mut m = Marks::default();
             for (i, &mark) in MARKS.iter().enumerate() {

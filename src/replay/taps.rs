@@ -226,7 +226,7 @@ fn estimate_packets(engine: &EngineConfig, path: &Path) -> anyhow::Result<Vec<Pa
     };
     let mut out = Vec::new();
     let read = source::for_each(&mut source, Threads::One, |frame, _| {
-        let view = FrameView::new(frame, &options, 0);
+        let view = FrameView::new(&frame, &options, 0);
         if let Some(ev) = PacketEvent::from_view(&view) {
             out.push(ev);
         }

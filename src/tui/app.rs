@@ -636,7 +636,8 @@ impl App {
             rd_as_rd: self.rd_as_rd,
             ..DissectOptions::default()
         };
-        let view = FrameView::new(entry.frame(number, &buf), &options, first);
+        let frame = entry.frame(number, &buf);
+        let view = FrameView::new(&frame, &options, first);
         Some(f(&view))
     }
 
