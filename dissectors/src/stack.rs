@@ -504,8 +504,8 @@ pub struct Dissected<'a> {
 }
 
 impl<'a> Dissected<'a> {
-    /// Nothing dissected yet: what [`walk_into`] starts from.
-    fn unwalked(frame: &'a [u8], start: Start, options: &DissectOptions<'_>) -> Self {
+    /// Nothing dissected yet: what [`walk_into`] (or [`walk_unwalked`]) starts from.
+    pub fn unwalked(frame: &'a [u8], start: Start, options: &DissectOptions<'_>) -> Self {
         Dissected {
             rd_as_rd: options.rd_as_rd,
             start,
@@ -860,6 +860,17 @@ pub fn dissect_into<'a>(
         options,
     )
     .err()
+}
+
+/// Dissect into `d`, as made by [`Dissected::unwalked`] with `start`: for a caller that builds
+/// the struct in its own place (a struct literal), where [`dissect_into`] builds it apart and
+/// moves it. (`start` is passed again rather than read back from `d`, just written.)
+pub fn walk_unwalked<'a>(
+    d: &mut Dissected<'a>,
+    start: Start,
+    options: &DissectOptions<'_>,
+) -> Option<WireError> {
+    walk_into(d, start, options).err()
 }
 
 /// Bytes `at..at+len` of `frame` as far as they were captured; an error when some are missing.
