@@ -846,25 +846,10 @@ pub fn dissect_with<'a>(
     walk(frame, start, options)
 }
 
-/// [`dissect_with`] into `slot`, where the result is wanted: the struct is large, and
-/// building it in place spares the hot path copying it (the replay dissects every frame).
-pub fn dissect_into<'a>(
-    slot: &mut Option<Dissected<'a>>,
-    frame: &'a [u8],
-    start: Start,
-    options: &DissectOptions<'_>,
-) -> Option<WireError> {
-    walk_into(
-        slot.insert(Dissected::unwalked(frame, start, options)),
-        start,
-        options,
-    )
-    .err()
-}
-
-/// Dissect into `d`, as made by [`Dissected::unwalked`] with `start`: for a caller that builds
-/// the struct in its own place (a struct literal), where [`dissect_into`] builds it apart and
-/// moves it. (`start` is passed again rather than read back from `d`, just written.)
+/// Dissect into `d`, as made by [`Dissected::unwalked`] with `start`: for a caller that keeps
+/// the struct in its own place (the replay dissects every frame, and the struct is large: built
+/// apart and moved, its copy was a store-forwarding stall). `start` is passed again rather than
+/// read back from `d`, just written.
 pub fn walk_unwalked<'a>(
     d: &mut Dissected<'a>,
     start: Start,
