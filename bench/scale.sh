@@ -68,12 +68,15 @@ scenario acked1k 64 8000 1024      # 512,000 WRITEs of 1 KiB + 512,000 ACKs
 scenario small2k 1000 1000 256    # 2 M frames
 scenario small400k 200000 5 256   # 2 M frames, 400,000 flows
 
+# timed (each run's wall time and peak RSS) and the alternating pairs
+. "$root/bench/paired.sh"
+
 # measure NAME CMD...: median wall seconds and peak RSS (KiB) of RUNS runs -> $secs $rss
 measure() {
   local name=$1; shift
   local all=() peak=0
   for _ in $(seq "$runs"); do
-    /usr/bin/time -f '%e %M' -o "$work/$name.time" "$@" >/dev/null 2>"$work/$name.err" || {
+    timed "$work/$name.time" "$@" >/dev/null 2>"$work/$name.err" || {
       echo "$name failed: $(head -3 "$work/$name.err")" >&2; exit 1; }
     read -r s m <"$work/$name.time"
     all+=("$s"); [ "$m" -gt "$peak" ] && peak=$m
@@ -85,7 +88,6 @@ measure() {
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # the flow-scaling pairs run alternately (bench/paired.sh)
-. "$root/bench/paired.sh"
 # scaling LABEL ARGS...: `analyze ARGS` on small400k and on small2k, in turn, as one row;
 # leaves small400k's peak RSS in $paired_rss_a
 scaling() {
@@ -102,7 +104,10 @@ for c in frames1k acked1k small2k small400k; do cat "$work/$c.pcap" >/dev/null; 
 row() { # LABEL VALUE UNIT REFERENCE-LABEL RATIO TARGET
   printf '%-44s %12s %-8s %-28s %8s   %s\n' "$@"
 }
+# the ratios to cat depend much on the machine (cat read about 6 GB/s on one of these machines and
+# 9 GB/s on another): say which it was
 echo
+echo "machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, Linux $(uname -r)"
 row "figure" "value" "" "reference" "ratio" "target"
 
 small=$work/small2k.pcap; many=$work/small400k.pcap; small_bytes=$(stat -c %s "$small")
