@@ -5,6 +5,7 @@
 #   bench/scale.sh [WORKDIR]      (default target/scale; captures are kept and reused there)
 #   RUNS=5 bench/scale.sh          runs per figure (medians; default 3)
 #   EXTRA=0 bench/scale.sh         without the inspector's and send's scripts
+#   ROCESCOPE=BINARY bench/scale.sh  another build than Cargo.toml's `dist` (built by default)
 #
 # Captures (2 M frames each unless said):
 #   frames1k  1 M frames of 1 KiB over 64 QPs: 64 KiB WRITEs (64 frames each), one ACK per
@@ -36,8 +37,12 @@ runs=${RUNS:-3}
 mkdir -p "$work"
 command -v tshark >/dev/null || { echo "tshark not found (apt-get install tshark)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "/usr/bin/time not found (apt-get install time)" >&2; exit 2; }
-(cd "$root" && cargo build --release --quiet --bin rocescope)
-bin=${CARGO_TARGET_DIR:-$root/target}/release/rocescope
+# the distribution build (Cargo.toml's `dist` profile: link-time optimization), as shipped;
+# ROCESCOPE=BINARY measures another build
+if [ -n "${ROCESCOPE:-}" ]; then bin=$(realpath "$ROCESCOPE"); else
+  (cd "$root" && cargo build --profile dist --quiet --bin rocescope)
+  bin=$(realpath "${CARGO_TARGET_DIR:-$root/target}/dist/rocescope")
+fi
 
 # scenario NAME QPS MESSAGES SIZE [ACK_EVERY]: QPS RC connections between two hosts, MESSAGES
 # WRITEs of SIZE bytes each (frames of 1 KiB at most; an ACK every ACK_EVERY frames, default 1,
@@ -184,9 +189,9 @@ if command -v tmux >/dev/null; then
   # about 2 GB: 10 M small frames (256-byte WRITEs and their ACKs) over 400,000 flows
   scenario small10m 200000 25 256
   echo "inspect, small10m (bench/inspect-open.sh; targets: first screen < 0.3 s, G < 0.5 s, RSS < 250 MiB):"
-  "$root/bench/inspect-open.sh" "$work/small10m.pcap" || echo "  (failed)"
+  ROCESCOPE=$bin "$root/bench/inspect-open.sh" "$work/small10m.pcap" || echo "  (failed)"
 fi
 if [ "$(id -u)" = 0 ] && command -v tcpreplay >/dev/null; then
   echo "send (bench/send-vs-tcpreplay.sh; target >= 2x tcpreplay --topspeed --preload-pcap):"
-  "$root/bench/send-vs-tcpreplay.sh" || echo "  (failed)"
+  ROCESCOPE=$bin "$root/bench/send-vs-tcpreplay.sh" || echo "  (failed)"
 fi
