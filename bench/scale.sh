@@ -169,17 +169,17 @@ row "  peak RSS, 400,000 flows (both taps)" "$((paired_rss_a / 1024))" "MiB" "pe
   "$(awk -v r="$paired_rss_a" 'BEGIN{printf "%.0f B", r*1024/800000}')" "(none)"
 # a fleet: --each -f json, a line per capture, both captures
 measure an_each "$bin" -q analyze --each -f json "$many" "$small"
-row "analyze --each -f json (both): wall" "$secs" "s" "peak RSS" "$((rss / 1024)) MiB" "(none)"
+row "analyze --each -f json (both): wall" "$(printf '%.2f' "$secs")" "s" "peak RSS" "$((rss / 1024)) MiB" "(none)"
 
 for name in frames1k acked1k; do
   cap=$work/$name.pcap
   measure dis_jsonl "$bin" dissect -f jsonl "$cap"; dis_jsonl=$secs
   ts_fields=$(eval echo "\$ts_fields_$name")
-  row "dissect -f jsonl ($name)" "$dis_jsonl" "s" "tshark -T fields" \
+  row "dissect -f jsonl ($name)" "$(printf '%.2f' "$dis_jsonl")" "s" "tshark -T fields" \
     "$(awk -v a="$dis_jsonl" -v t="$ts_fields" 'BEGIN{printf "%.1fx", t/a}')" ">= 50x"
   measure dis_text "$bin" dissect "$cap"; dis_text=$secs
   measure ts_text tshark -n -r "$cap"; ts_text=$secs
-  row "dissect (text) ($name)" "$dis_text" "s" "tshark (text)" \
+  row "dissect (text) ($name)" "$(printf '%.2f' "$dis_text")" "s" "tshark (text)" \
     "$(awk -v a="$dis_text" -v t="$ts_text" 'BEGIN{printf "%.1fx", t/a}')" ">= 15x"
 done
 
