@@ -14,11 +14,9 @@ msgs=${1:-130000}
 tmp=$(mktemp -d /tmp/inspect-bench.XXXXXX)
 sock="inspect-bench-$$"
 trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
-# ROCESCOPE=BINARY measures another build (an earlier commit's, say)
-if [ -n "${ROCESCOPE:-}" ]; then bin=$(realpath "$ROCESCOPE"); else
-  cargo build --release -q
-  bin=$PWD/target/release/rocescope
-fi
+# ROCESCOPE=BINARY measures another build (bench/binary.sh)
+. bench/binary.sh
+rocescope_binary release
 if [ -n "$given" ]; then
   cap=$given
 else

@@ -8,20 +8,8 @@
 # B's; the caller removes it) and their figures in $paired_a and $paired_b (median wall
 # seconds), $paired_rss_a and $paired_rss_b (peak RSS, KiB) and $paired_ratio (the median of
 # the pair-by-pair wall ratios A/B).
-# timed FILE CMD...: runs CMD under /usr/bin/time for its peak RSS and writes "WALL RSS" to
-# FILE: WALL in seconds from bash's microsecond clock (time's own %e counts in steps of 10 ms,
-# a fifth of cat's run over a 424 MB file), RSS in KiB. Returns CMD's status.
-timed() {
-  local file=$1 t0 t1 rc=0
-  shift
-  t0=$EPOCHREALTIME
-  /usr/bin/time -o "$file.rss" -f '%M' "$@" || rc=$?
-  t1=$EPOCHREALTIME
-  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.6f", b-a}') $(tail -1 "$file.rss")" >"$file"
-  rm -f "$file.rss"
-  return "$rc"
-}
-
+#
+# `timed FILE CMD...` times one run (below); bench/scale.sh measures with it too.
 paired_runs() {
   local runs=$1 a=$2 b=$3 i ta tb t
   paired_log=$(mktemp)
@@ -61,4 +49,18 @@ ratios = [r[0] / r[2] for r in rows if r[2] > 0]
 print(f"wall A/B: median {med(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f}) over {len(rows)} pairs")
 PY
   rm -f "$paired_log"
+}
+
+# timed FILE CMD...: runs CMD under /usr/bin/time for its peak RSS and writes "WALL RSS" to
+# FILE: WALL in seconds from bash's microsecond clock (time's own %e counts in steps of 10 ms,
+# a fifth of cat's run over a 424 MB file), RSS in KiB. Returns CMD's status.
+timed() {
+  local file=$1 t0 t1 rc=0
+  shift
+  t0=$EPOCHREALTIME
+  /usr/bin/time -o "$file.rss" -f '%M' "$@" || rc=$?
+  t1=$EPOCHREALTIME
+  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.6f", b-a}') $(tail -1 "$file.rss")" >"$file"
+  rm -f "$file.rss"
+  return "$rc"
 }

@@ -37,12 +37,9 @@ runs=${RUNS:-3}
 mkdir -p "$work"
 command -v tshark >/dev/null || { echo "tshark not found (apt-get install tshark)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "/usr/bin/time not found (apt-get install time)" >&2; exit 2; }
-# the distribution build (Cargo.toml's `dist` profile: link-time optimization), as shipped;
-# ROCESCOPE=BINARY measures another build
-if [ -n "${ROCESCOPE:-}" ]; then bin=$(realpath "$ROCESCOPE"); else
-  (cd "$root" && cargo build --profile dist --quiet --bin rocescope)
-  bin=$(realpath "${CARGO_TARGET_DIR:-$root/target}/dist/rocescope")
-fi
+# the distribution build (Cargo.toml's `dist` profile: link-time optimization), as shipped
+. "$root/bench/binary.sh"
+rocescope_binary dist
 
 # scenario NAME QPS MESSAGES SIZE [ACK_EVERY]: QPS RC connections between two hosts, MESSAGES
 # WRITEs of SIZE bytes each (frames of 1 KiB at most; an ACK every ACK_EVERY frames, default 1,

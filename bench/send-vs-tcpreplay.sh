@@ -7,11 +7,9 @@ cd "$(dirname "$0")/.."
 messages=${1:-200}
 [ "$(id -u)" = 0 ] || { echo "needs root (network namespaces, raw sockets)" >&2; exit 2; }
 command -v tcpreplay >/dev/null || { echo "tcpreplay is not installed" >&2; exit 2; }
-# ROCESCOPE=BINARY measures another build (bench/scale.sh's, an earlier commit's)
-if [ -n "${ROCESCOPE:-}" ]; then bin=$(realpath "$ROCESCOPE"); else
-  cargo build --release --quiet --bin rocescope
-  bin=$(realpath "${CARGO_TARGET_DIR:-target}/release/rocescope")
-fi
+# ROCESCOPE=BINARY measures another build (bench/binary.sh)
+. bench/binary.sh
+rocescope_binary release
 dir=$(mktemp -d)
 ns=rocescope-bench-$$
 cleanup() { ip netns del "$ns" 2>/dev/null || true; rm -rf "$dir"; }

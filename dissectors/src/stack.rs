@@ -847,8 +847,8 @@ pub fn dissect_with<'a>(
 }
 
 /// Dissect into `d`, as made by [`Dissected::unwalked`] with `start`: for a caller that keeps
-/// the struct in its own place (the replay dissects every frame, and the struct is large: built
-/// apart and moved, its copy was a store-forwarding stall). `start` is passed again rather than
+/// the struct in its own place (every frame's view does: the struct is large, and built apart
+/// and moved in, its copy was a store-forwarding stall). `start` is passed again rather than
 /// read back from `d`, just written.
 pub fn walk_unwalked<'a>(
     d: &mut Dissected<'a>,
