@@ -260,7 +260,8 @@ fn frames(
     }
     let mut shown = 0u64;
     source::for_each(source, Threads::Auto, |frame, at| -> anyhow::Result<_> {
-        let view = FrameView::new(&frame, &options, at.first_time_ns);
+        let mut slot = None;
+        let view = FrameView::new_in(&mut slot, &frame, &options, at.first_time_ns);
         let m = marks.as_mut().map(|m| m.next_frame(frame.number));
         if let Some(filter) = &cfg.filter
             && !filter.matches_marked(
@@ -271,7 +272,7 @@ fn frames(
         {
             return Ok(ControlFlow::Continue(()));
         }
-        writer.frame(&view, m, out)?;
+        writer.frame(view, m, out)?;
         shown += 1;
         if at.idle {
             out.flush()?; // live: the frame is shown as it arrives
@@ -347,11 +348,12 @@ fn line_frames<W: Lines>(
         if !here {
             return None;
         }
-        let view = FrameView::new(frame, &options, told.first_time_ns);
+        let mut slot = None;
+        let view = FrameView::new_in(&mut slot, frame, &options, told.first_time_ns);
         let start = told.out.len();
-        let shown = kept(&view);
+        let shown = kept(view);
         if shown {
-            reader.append(&view, told.out);
+            reader.append(view, told.out);
         }
         Some(Written {
             shown,
@@ -363,11 +365,12 @@ fn line_frames<W: Lines>(
     source::drive(source, threads, prepare, |slot, at| -> anyhow::Result<_> {
         match slot {
             source::Slot::Frame(frame) => {
-                let view = FrameView::new(&frame, &options, at.first_time_ns);
-                if !kept(&view) {
+                let mut slot = None;
+                let view = FrameView::new_in(&mut slot, &frame, &options, at.first_time_ns);
+                if !kept(view) {
                     return Ok(ControlFlow::Continue(()));
                 }
-                writer.frame(&view, out)?;
+                writer.frame(view, out)?;
             }
             source::Slot::Ahead(_) => return Ok(ControlFlow::Continue(())),
             source::Slot::Prepared(w, data) => {

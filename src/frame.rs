@@ -92,24 +92,53 @@ impl<'a> FrameView<'a> {
     /// Dissect `frame` from its link type and classify the result.
     #[must_use]
     pub fn new(frame: &'a Frame<'a>, options: &DissectOptions<'_>, first_time_ns: u64) -> Self {
-        let rel_ns = i128::from(frame.time_ns) - i128::from(first_time_ns);
-        let start = frame.link.start();
+        let mut view = FrameView::unwalked(frame, options, first_time_ns);
+        view.dissect(options);
+        view
+    }
+
+    /// [`FrameView::new`] built and dissected in `slot`, for the per-frame paths: returned by
+    /// value, the whole view (384 bytes) was copied out of the function after its dissection
+    /// on every frame.
+    #[inline]
+    pub fn new_in<'s>(
+        slot: &'s mut Option<FrameView<'a>>,
+        frame: &'a Frame<'a>,
+        options: &DissectOptions<'_>,
+        first_time_ns: u64,
+    ) -> &'s FrameView<'a> {
+        let view = slot.insert(FrameView::unwalked(frame, options, first_time_ns));
+        view.dissect(options);
+        view
+    }
+
+    /// The view before its dissection's walk.
+    #[inline]
+    fn unwalked(frame: &'a Frame<'a>, options: &DissectOptions<'_>, first_time_ns: u64) -> Self {
         // The dissection's struct is built right here, in the view: built apart and moved in,
         // its copy stalled on the bytes just written (a few percent of `analyze`).
-        let mut view = FrameView {
+        FrameView {
             frame,
-            dissected: start.map(|start| Dissected::unwalked(frame.data, start, options)),
+            dissected: frame
+                .link
+                .start()
+                .map(|start| Dissected::unwalked(frame.data, start, options)),
             problem: None,
             truncated: frame.truncated(),
             malformed: false,
-            rel_ns,
-        };
-        let (Some(start), Some(dissected)) = (start, &mut view.dissected) else {
-            view.problem = Some(Problem::UnsupportedLink(frame.link));
-            return view;
+            rel_ns: i128::from(frame.time_ns) - i128::from(first_time_ns),
+        }
+    }
+
+    /// Walk the view's unwalked dissection and classify the result.
+    fn dissect(&mut self, options: &DissectOptions<'_>) {
+        let frame = self.frame;
+        let (Some(start), Some(dissected)) = (frame.link.start(), &mut self.dissected) else {
+            self.problem = Some(Problem::UnsupportedLink(frame.link));
+            return;
         };
         let err = walk_unwalked(dissected, start, options);
-        view.after_dissection();
+        self.after_dissection();
         if let Some(err) = err {
             match err {
                 // Bytes missing past the end of what was captured: a cut frame. Real sniffers
@@ -117,17 +146,16 @@ impl<'a> FrameView<'a> {
                 // nccl-uc-write-snaplen.pcap), so this does not look at orig_len.
                 WireError::Truncated { offset, need, .. } => {
                     if offset.saturating_add(need) > frame.data.len() {
-                        view.truncated = true;
+                        self.truncated = true;
                     } else {
-                        view.malformed = true;
+                        self.malformed = true;
                     }
                 }
-                WireError::Malformed { .. } => view.malformed = true,
+                WireError::Malformed { .. } => self.malformed = true,
                 WireError::Unsupported { .. } => {}
             }
-            view.problem = Some(Problem::Wire(err));
+            self.problem = Some(Problem::Wire(err));
         }
-        view
     }
 
     /// What the dissection itself says about the frame's cut: a mirror's verdicts, an ERF

@@ -182,8 +182,9 @@ type Prepared = (PacketEvent, Option<Problem>);
 
 /// A frame dissected on the reading thread, when its [`summary`] is all the engine needs.
 fn prepared(frame: &Frame<'_>, options: &DissectOptions<'_>) -> Option<Prepared> {
-    let view = FrameView::new(frame, options, 0);
-    summary(&view).map(|ev| (ev, view.problem))
+    let mut slot = None;
+    let view = FrameView::new_in(&mut slot, frame, options, 0);
+    summary(view).map(|ev| (ev, view.problem))
 }
 
 /// One slot as the frame driver hands it over, into `engine`: whether it was a frame (the
@@ -195,7 +196,10 @@ fn step_slot(
     observer: &mut impl Observer,
 ) -> bool {
     match slot {
-        Slot::Frame(frame) => engine.frame_observed(&FrameView::new(&frame, options, 0), observer),
+        Slot::Frame(frame) => {
+            let mut slot = None;
+            engine.frame_observed(FrameView::new_in(&mut slot, &frame, options, 0), observer);
+        }
         Slot::Prepared((ev, problem), _) => engine.roce_frame_observed(ev, *problem, observer),
         Slot::Ahead(coming) => {
             engine.ahead(coming.map(|(ev, _)| ev));
