@@ -260,8 +260,8 @@ fn frames(
     }
     let mut shown = 0u64;
     source::for_each(source, Threads::Auto, |frame, at| -> anyhow::Result<_> {
-        let mut slot = None;
-        let view = FrameView::new_in(&mut slot, &frame, &options, at.first_time_ns);
+        let mut place = None;
+        let view = FrameView::new_in(&mut place, &frame, &options, at.first_time_ns);
         let m = marks.as_mut().map(|m| m.next_frame(frame.number));
         if let Some(filter) = &cfg.filter
             && !filter.matches_marked(
@@ -348,8 +348,8 @@ fn line_frames<W: Lines>(
         if !here {
             return None;
         }
-        let mut slot = None;
-        let view = FrameView::new_in(&mut slot, frame, &options, told.first_time_ns);
+        let mut place = None;
+        let view = FrameView::new_in(&mut place, frame, &options, told.first_time_ns);
         let start = told.out.len();
         let shown = kept(view);
         if shown {
@@ -365,8 +365,8 @@ fn line_frames<W: Lines>(
     source::drive(source, threads, prepare, |slot, at| -> anyhow::Result<_> {
         match slot {
             source::Slot::Frame(frame) => {
-                let mut slot = None;
-                let view = FrameView::new_in(&mut slot, &frame, &options, at.first_time_ns);
+                let mut place = None;
+                let view = FrameView::new_in(&mut place, &frame, &options, at.first_time_ns);
                 if !kept(view) {
                     return Ok(ControlFlow::Continue(()));
                 }

@@ -97,17 +97,17 @@ impl<'a> FrameView<'a> {
         view
     }
 
-    /// [`FrameView::new`] built and dissected in `slot`, for the per-frame paths: returned by
-    /// value, the whole view (384 bytes) was copied out of the function after its dissection
-    /// on every frame.
+    /// [`FrameView::new`] built and dissected in the caller's `place`, for the per-frame
+    /// paths: returned by value, the whole view (384 bytes) was copied out of the function
+    /// after its dissection on every frame.
     #[inline]
     pub fn new_in<'s>(
-        slot: &'s mut Option<FrameView<'a>>,
+        place: &'s mut Option<FrameView<'a>>,
         frame: &'a Frame<'a>,
         options: &DissectOptions<'_>,
         first_time_ns: u64,
     ) -> &'s FrameView<'a> {
-        let view = slot.insert(FrameView::unwalked(frame, options, first_time_ns));
+        let view = place.insert(FrameView::unwalked(frame, options, first_time_ns));
         view.dissect(options);
         view
     }

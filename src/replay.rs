@@ -182,8 +182,8 @@ type Prepared = (PacketEvent, Option<Problem>);
 
 /// A frame dissected on the reading thread, when its [`summary`] is all the engine needs.
 fn prepared(frame: &Frame<'_>, options: &DissectOptions<'_>) -> Option<Prepared> {
-    let mut slot = None;
-    let view = FrameView::new_in(&mut slot, frame, options, 0);
+    let mut place = None;
+    let view = FrameView::new_in(&mut place, frame, options, 0);
     summary(view).map(|ev| (ev, view.problem))
 }
 
@@ -197,8 +197,8 @@ fn step_slot(
 ) -> bool {
     match slot {
         Slot::Frame(frame) => {
-            let mut slot = None;
-            engine.frame_observed(FrameView::new_in(&mut slot, &frame, options, 0), observer);
+            let mut place = None;
+            engine.frame_observed(FrameView::new_in(&mut place, &frame, options, 0), observer);
         }
         Slot::Prepared((ev, problem), _) => engine.roce_frame_observed(ev, *problem, observer),
         Slot::Ahead(coming) => {

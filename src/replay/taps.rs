@@ -226,8 +226,8 @@ fn estimate_packets(engine: &EngineConfig, path: &Path) -> anyhow::Result<Vec<Pa
     };
     let mut out = Vec::new();
     let read = source::for_each(&mut source, Threads::One, |frame, _| {
-        let mut slot = None;
-        let view = FrameView::new_in(&mut slot, &frame, &options, 0);
+        let mut place = None;
+        let view = FrameView::new_in(&mut place, &frame, &options, 0);
         if let Some(ev) = PacketEvent::from_view(view) {
             out.push(ev);
         }

@@ -621,8 +621,8 @@ fn spawn_filter(
             let mut marks = marks.unwrap_or_default();
             let mut chunk = Vec::new();
             let scanned = source::for_each(&mut reader, Threads::One, |frame, at| {
-                let mut slot = None;
-                let view = FrameView::new_in(&mut slot, &frame, &options, at.first_time_ns);
+                let mut place = None;
+                let view = FrameView::new_in(&mut place, &frame, &options, at.first_time_ns);
                 let m = marks.next_frame(frame.number);
                 if filter.matches_marked(&view.facts(), m, view.dissected.as_ref()) {
                     chunk.push(frame.number);
