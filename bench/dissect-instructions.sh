@@ -8,16 +8,13 @@ set -eu
 cd "$(dirname "$0")/.."
 cargo build --release -q -p rocescope-dissectors --example dissect_count
 bin=${CARGO_TARGET_DIR:-target}/release/examples/dissect_count
-count() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 |
-        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
-}
+. bench/instructions.sh
 printf '%-8s %8s %8s\n' frame plain icrc
 for kind in ack write erspan; do
     row=$kind
     for mode in plain icrc; do
-        a=$(count "$bin" "$kind" 1000 "$mode")
-        b=$(count "$bin" "$kind" 11000 "$mode")
+        a=$(instructions "$bin" "$kind" 1000 "$mode")
+        b=$(instructions "$bin" "$kind" 11000 "$mode")
         row="$row $(( (b - a) / 10000 ))"
     done
     printf '%-8s %8s %8s\n' $row

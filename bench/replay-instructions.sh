@@ -14,13 +14,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/binary.sh
+. bench/instructions.sh
 rocescope_binary dist
 capture=$1
 shift
 [ $# -gt 0 ] || set -- analyze -f json
 frames=$("$bin" -q analyze -f json "$capture" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["capture"]["frames"])')
-total=$(taskset -c 0 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-    "$bin" -q "$@" "$capture" 2>&1 >/dev/null |
-    sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+# the subshell pins itself, and so the command, to the first core
+total=$(taskset -cp 0 "$BASHPID" >/dev/null && instructions "$bin" -q "$@" "$capture")
 echo "$* $capture: $total instructions, $frames frames, $((total / frames)) a frame"

@@ -339,14 +339,16 @@ fn line_frames<W: Lines>(
     };
     // the reading thread's own writer (its buffers and caches)
     let mut reader = writer.clone();
-    let prepare = move |frame: &capture::Frame<'_>, told: source::Prepare<'_>| {
+    let prepare = move |frame: &capture::Frame<'_>,
+                        told: source::Prepare<'_>,
+                        written: &mut Option<Written>| {
         let here = match split {
             replay::Split::Balanced => told.busy,
             replay::Split::Reader => true,
             replay::Split::Engine => false,
         };
         if !here {
-            return None;
+            return;
         }
         let mut place = None;
         let view = FrameView::new_in(&mut place, frame, &options, told.first_time_ns);
@@ -355,11 +357,11 @@ fn line_frames<W: Lines>(
         if shown {
             reader.append(view, told.out);
         }
-        Some(Written {
+        *written = Some(Written {
             shown,
             start,
             end: told.out.len(),
-        })
+        });
     };
     let mut shown = 0u64;
     source::drive(source, threads, prepare, |slot, at| -> anyhow::Result<_> {

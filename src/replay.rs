@@ -131,16 +131,15 @@ pub fn run_with<S: FrameSource + ?Sized>(
     let mut stopped = false;
     // `move`: the reading thread gets its own copy of what it reads for every frame, so
     // that no cache line is shared with the counters the engine thread writes.
-    let prepare = move |frame: &Frame<'_>, told: source::Prepare<'_>| {
+    let prepare = move |frame: &Frame<'_>, told: source::Prepare<'_>, place: &mut _| {
         let dissect = match split {
             Split::Balanced => told.busy,
             Split::Reader => true,
             Split::Engine => false,
         };
-        if !dissect {
-            return None;
+        if dissect {
+            prepare_in(place, frame, &options);
         }
-        prepared(frame, &options)
     };
     let result = source::drive(
         source,
@@ -180,11 +179,12 @@ fn dissect_options(cfg: &EngineConfig) -> DissectOptions<'_> {
 /// problem its view found.
 type Prepared = (PacketEvent, Option<Problem>);
 
-/// A frame dissected on the reading thread, when its [`summary`] is all the engine needs.
-fn prepared(frame: &Frame<'_>, options: &DissectOptions<'_>) -> Option<Prepared> {
-    let mut place = None;
-    let view = FrameView::new_in(&mut place, frame, options, 0);
-    summary(view).map(|ev| (ev, view.problem))
+/// A frame dissected on the reading thread, into the frame driver's `place`, when its
+/// [`summary`] is all the engine needs (else `place` stays empty).
+fn prepare_in(place: &mut Option<Prepared>, frame: &Frame<'_>, options: &DissectOptions<'_>) {
+    let mut view_place = None;
+    let view = FrameView::new_in(&mut view_place, frame, options, 0);
+    *place = summary(view, |ev| (ev, view.problem));
 }
 
 /// One slot as the frame driver hands it over, into `engine`: whether it was a frame (the
@@ -214,12 +214,13 @@ fn stops(observer: &mut impl Observer, frames: u64, bytes: u64) -> bool {
     frames.is_multiple_of(PROGRESS_EVERY) && observer.progress(frames, bytes).is_break()
 }
 
-/// The frame as a [`PacketEvent`] when that is all [`Engine::frame`] needs of it (not a CM
-/// message: QP1 frames go to the engine whole).
-fn summary(view: &FrameView<'_>) -> Option<PacketEvent> {
+/// The frame as a [`PacketEvent`], handed to `wrap`, when that is all [`Engine::frame`] needs
+/// of it (not a CM message: QP1 frames go to the engine whole). What `wrap` makes of it is
+/// built where the caller puts the answer ([`PacketEvent::from_view_as`]).
+fn summary<T>(view: &FrameView<'_>, wrap: impl FnOnce(PacketEvent) -> T) -> Option<T> {
     let roce = view.dissected.as_ref()?.roce.as_ref()?;
     if roce.bth.dest_qp() == Qpn::GSI {
         return None;
     }
-    PacketEvent::from_view(view)
+    PacketEvent::from_view_as(view, wrap)
 }

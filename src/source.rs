@@ -291,10 +291,7 @@ impl<'a, P> Iterator for Coming<'a, P> {
     type Item = &'a P;
 
     fn next(&mut self) -> Option<&'a P> {
-        self.items.find_map(|item| match item {
-            Item::Prepared(p) => Some(p),
-            Item::Frame(_) => None,
-        })
+        self.items.find_map(|item| item.prepared.as_ref())
     }
 }
 
@@ -336,10 +333,15 @@ struct Meta {
     end: usize,
 }
 
+/// One frame of a batch: what `prepare` made of it, else where its bytes are. Items are kept
+/// from batch to batch and written over, so that `prepare` builds its answer in place: when
+/// it returned the answer and the batch pushed it, the replay's summary of a frame was copied
+/// twice on the reading thread (out of `prepare`, then into the list).
 #[derive(Debug)]
-enum Item<P> {
-    Frame(Meta),
-    Prepared(P),
+struct Item<P> {
+    prepared: Option<P>,
+    /// The frame, when nothing was prepared.
+    frame: Meta,
 }
 
 /// Frames read ahead, in capture order: ranges of the source's buffers (or copied bytes),
@@ -352,7 +354,9 @@ pub struct Batch<P> {
     shared: Vec<Arc<Vec<u8>>>,
     /// Captured bytes of the frames.
     bytes: usize,
+    /// The frames, in `items[..len]` (the rest are kept to be written over).
     items: Vec<Item<P>>,
+    len: usize,
     /// Where the reading was at the end of the batch.
     at: Progress,
     /// The source's error right after these frames (the reading then stops).
@@ -368,6 +372,7 @@ impl<P> Batch<P> {
             shared: Vec::with_capacity(BATCH_BUFFERS),
             bytes: 0,
             items: Vec::with_capacity(BATCH_FRAMES),
+            len: 0,
             at: Progress::default(),
             error: None,
             idle_end: false,
@@ -375,21 +380,52 @@ impl<P> Batch<P> {
     }
 
     fn full(&self) -> bool {
-        self.items.len() >= BATCH_FRAMES
+        self.len >= BATCH_FRAMES
             || self.bytes >= BATCH_BYTES
             || self.data.len() >= BATCH_BYTES
             || self.shared.len() >= BATCH_BUFFERS
     }
 
-    /// The frame by reference to its source buffer when the source lends it, else copied.
-    fn push_frame(&mut self, f: &Frame<'_>, shared: Option<SharedFrame<'_>>) {
+    /// Where the next item is, emptied, to be written over (a new one while the list is
+    /// shorter than any batch so far).
+    fn next_item(&mut self) -> usize {
+        let at = self.len;
+        match self.items.get_mut(at) {
+            Some(item) => item.prepared = None,
+            None => self.items.push(Item {
+                prepared: None,
+                frame: Meta {
+                    number: 0,
+                    time_ns: 0,
+                    caplen: 0,
+                    orig_len: 0,
+                    link: LinkType(0),
+                    input: 0,
+                    buf: OWN,
+                    start: 0,
+                    end: 0,
+                },
+            }),
+        }
+        self.len += 1;
+        at
+    }
+
+    /// The frames handed over, in order.
+    fn filled(&self) -> &[Item<P>] {
+        self.items.get(..self.len).unwrap_or_default()
+    }
+
+    /// The frame by reference to its source buffer when the source lends it, else copied,
+    /// into item `at` (which `prepare` left empty).
+    fn set_frame(&mut self, at: usize, f: &Frame<'_>, shared: Option<SharedFrame<'_>>) {
         let (buf, start, end) = match shared {
             Some(s) => {
                 if !self.shared.last().is_some_and(|b| Arc::ptr_eq(b, s.buf)) {
                     self.shared.push(Arc::clone(s.buf));
                 }
-                let at = u32::try_from(self.shared.len() - 1).unwrap_or(OWN);
-                (at, s.start, s.end)
+                let index = u32::try_from(self.shared.len() - 1).unwrap_or(OWN);
+                (index, s.start, s.end)
             }
             None => {
                 let start = self.data.len();
@@ -408,10 +444,12 @@ impl<P> Batch<P> {
             start,
             end,
         };
-        self.items.push(Item::Frame(meta));
+        if let Some(item) = self.items.get_mut(at) {
+            item.frame = meta;
+        }
     }
 
-    /// The bytes of a frame pushed with [`push_frame`](Self::push_frame).
+    /// The bytes of a frame set with [`set_frame`](Self::set_frame).
     fn bytes_of(&self, m: &Meta) -> &[u8] {
         let buf = match self.shared.get(m.buf as usize) {
             Some(shared) => shared.as_slice(),
@@ -429,9 +467,9 @@ fn two_cores() -> bool {
 /// so far, until the source ends or `each` breaks.
 ///
 /// With a reading thread (see [`Threads`]), `prepare` runs there on every frame, told whether
-/// the consumer has batches waiting and given the batch's buffer to write to ([`Prepare`]);
-/// what it returns reaches `each` as [`Slot::Prepared`] instead of the frame. Read in place,
-/// it is not called.
+/// the consumer has batches waiting and given the batch's buffer to write to ([`Prepare`]),
+/// with an empty place in the batch: what it puts there reaches `each` as
+/// [`Slot::Prepared`] instead of the frame. Read in place, it is not called.
 ///
 /// # Errors
 /// The source's error (after every frame before it was handed over), or the first error
@@ -439,7 +477,7 @@ fn two_cores() -> bool {
 pub fn drive<S, P, E>(
     source: &mut S,
     threads: Threads,
-    prepare: impl FnMut(&Frame<'_>, Prepare<'_>) -> Option<P> + Send,
+    prepare: impl FnMut(&Frame<'_>, Prepare<'_>, &mut Option<P>) + Send,
     mut each: impl FnMut(Slot<'_, P>, Progress) -> Result<ControlFlow<()>, E>,
 ) -> Result<(), E>
 where
@@ -477,18 +515,18 @@ fn fill_batch<S, P>(
     source: &mut S,
     at: &mut Progress,
     ahead: &ahead::Ahead,
-    prepare: &mut impl FnMut(&Frame<'_>, Prepare<'_>) -> Option<P>,
+    prepare: &mut impl FnMut(&Frame<'_>, Prepare<'_>, &mut Option<P>),
 ) -> Filled
 where
     S: FrameSource + ?Sized,
 {
     let mut busy = false;
     while !batch.full() {
-        if !batch.items.is_empty() && !source.ready() {
+        if batch.len > 0 && !source.ready() {
             batch.idle_end = true;
             return Filled::More;
         }
-        if batch.items.len().is_multiple_of(DECIDE_EVERY) {
+        if batch.len.is_multiple_of(DECIDE_EVERY) {
             busy = ahead.waiting() > 0;
         }
         match source.advance() {
@@ -505,14 +543,18 @@ where
         let frame = source.current();
         at.bytes += u64::from(frame.caplen) + RECORD_OVERHEAD;
         batch.bytes += frame.data.len();
+        let item = batch.next_item();
         let told = Prepare {
             busy,
             first_time_ns: at.first_time_ns,
             out: &mut batch.data,
         };
-        match prepare(&frame, told) {
-            Some(p) => batch.items.push(Item::Prepared(p)),
-            None => batch.push_frame(&frame, source.current_shared()),
+        let Some(place) = batch.items.get_mut(item) else {
+            continue;
+        };
+        prepare(&frame, told, &mut place.prepared);
+        if place.prepared.is_none() {
+            batch.set_frame(item, &frame, source.current_shared());
         }
     }
     Filled::More
@@ -537,13 +579,11 @@ where
     })
 }
 
-fn prepare_nothing(_: &Frame<'_>, _: Prepare<'_>) -> Option<()> {
-    None
-}
+fn prepare_nothing(_: &Frame<'_>, _: Prepare<'_>, _: &mut Option<()>) {}
 
 fn read_ahead<S, P, E>(
     source: &mut S,
-    mut prepare: impl FnMut(&Frame<'_>, Prepare<'_>) -> Option<P> + Send,
+    mut prepare: impl FnMut(&Frame<'_>, Prepare<'_>, &mut Option<P>) + Send,
     mut each: impl FnMut(Slot<'_, P>, Progress) -> Result<ControlFlow<()>, E>,
 ) -> Result<(), E>
 where
@@ -556,7 +596,7 @@ where
     // `move`: the reading thread owns its progress (see `ahead::run`)
     let fill = move |batch: &mut Batch<P>, ahead: &ahead::Ahead| {
         batch.data.clear();
-        batch.items.clear();
+        batch.len = 0;
         batch.bytes = 0;
         for buf in batch.shared.drain(..) {
             source.recycle(buf);
@@ -569,10 +609,11 @@ where
     // a break (the consumer stopped) needs nothing more than the end does
     let _ = ahead::run(pool, fill, |batch: &mut Batch<P>| -> Result<_, E> {
         let mut at = batch.at;
-        let last = batch.items.len().saturating_sub(1);
-        for (i, item) in batch.items.iter().enumerate() {
+        let items = batch.filled();
+        let last = items.len().saturating_sub(1);
+        for (i, item) in items.iter().enumerate() {
             if i.is_multiple_of(AHEAD_WINDOW) {
-                let next = batch.items.get(i..).unwrap_or_default();
+                let next = items.get(i..).unwrap_or_default();
                 let coming = Coming {
                     items: next.get(..AHEAD_WINDOW).unwrap_or(next).iter(),
                 };
@@ -581,17 +622,20 @@ where
                 }
             }
             at.idle = batch.idle_end && i == last;
-            let slot = match item {
-                Item::Frame(m) => Slot::Frame(Frame {
-                    number: m.number,
-                    time_ns: m.time_ns,
-                    caplen: m.caplen,
-                    orig_len: m.orig_len,
-                    link: m.link,
-                    input: m.input,
-                    data: batch.bytes_of(m),
-                }),
-                Item::Prepared(p) => Slot::Prepared(p, &batch.data),
+            let slot = match &item.prepared {
+                Some(p) => Slot::Prepared(p, &batch.data),
+                None => {
+                    let m = &item.frame;
+                    Slot::Frame(Frame {
+                        number: m.number,
+                        time_ns: m.time_ns,
+                        caplen: m.caplen,
+                        orig_len: m.orig_len,
+                        link: m.link,
+                        input: m.input,
+                        data: batch.bytes_of(m),
+                    })
+                }
             };
             if each(slot, at)?.is_break() {
                 return Ok(ControlFlow::Break(()));

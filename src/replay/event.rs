@@ -187,6 +187,14 @@ impl PacketEvent {
     /// Summarise a dissected frame; `None` when it carries no BTH or no addresses.
     #[must_use]
     pub fn from_view(view: &FrameView<'_>) -> Option<PacketEvent> {
+        Self::from_view_as(view, |ev| ev)
+    }
+
+    /// [`PacketEvent::from_view`], the summary handed to `wrap`: what `wrap` makes of it is
+    /// built where the caller puts the answer (the replay's reading thread, in the frame
+    /// driver's batch) instead of being copied there.
+    #[must_use]
+    pub fn from_view_as<T>(view: &FrameView<'_>, wrap: impl FnOnce(PacketEvent) -> T) -> Option<T> {
         let d = view.dissected.as_ref()?;
         let roce = d.roce.as_ref()?;
         let ip = |a: IpAddr| Addr::Ip(a);
@@ -238,7 +246,7 @@ impl PacketEvent {
                 (IcrcStatus::NotVerifiable, _) => Icrc::NotVerifiable,
             }
         };
-        Some(PacketEvent {
+        Some(wrap(PacketEvent {
             frame: view.frame.number,
             input: view.frame.input,
             time_ns: view.frame.time_ns,
@@ -260,6 +268,6 @@ impl PacketEvent {
             icrc,
             malformed,
             truncated: view.truncated,
-        })
+        }))
     }
 }

@@ -25,7 +25,7 @@ use std::sync::mpsc;
 use super::engine::Forwarded;
 use super::flow::Flow;
 use super::{
-    Engine, EngineConfig, Observer, Replay, Replayed, dissect_options, prepared, step_slot, stops,
+    Engine, EngineConfig, Observer, Replay, Replayed, dissect_options, prepare_in, step_slot, stops,
 };
 use crate::capture::CaptureError;
 use crate::frame::Frame;
@@ -48,8 +48,10 @@ pub fn run_sharded<S: FrameSource + ?Sized>(
 ) -> Replayed {
     let shards = shards.max(1);
     let options = dissect_options(cfg);
-    let prepare = move |frame: &Frame<'_>, told: source::Prepare<'_>| {
-        told.busy.then(|| prepared(frame, &options)).flatten()
+    let prepare = move |frame: &Frame<'_>, told: source::Prepare<'_>, place: &mut _| {
+        if told.busy {
+            prepare_in(place, frame, &options);
+        }
     };
     let mut front = Engine::front(cfg.clone(), shards);
     let mut frames = 0u64;
