@@ -3,7 +3,9 @@
 //! does, under `--icrc auto` and `--rto-min` 1 ms, then written as JSON, text and CSV.
 //!
 //! Invariants: no panic; the JSON report parses and counts the frames read; the text and CSV
-//! reports are written; a capture error still leaves the frames before it replayed.
+//! reports are written; a capture error still leaves the frames before it replayed; read on a
+//! second thread that prepares every frame (the frame driver's batches, `prepare` building in
+//! their items), the replay reports the same, byte for byte.
 #![no_main]
 
 use std::io::Cursor;
@@ -47,6 +49,18 @@ fuzz_target!(|data: &[u8]| {
         ),
     };
     assert_eq!(json["capture"]["frames"].as_u64(), Some(r.capture.frames));
+    let mut reader = CaptureReader::from_reader("fuzz.pcap", Cursor::new(data.to_vec()))
+        .expect("opened once already");
+    let split = Some(Some(replay::Split::Reader));
+    let threaded = replay::run_with(&mut reader, &cfg.engine(), split, &mut ());
+    let mut threaded_out = Vec::new();
+    analyze::json::write(cfg, &threaded.replay, &mut threaded_out).expect("a Vec takes everything");
+    assert!(
+        out == threaded_out,
+        "the reading thread's replay differs:\n{}\n---\n{}",
+        String::from_utf8_lossy(&out),
+        String::from_utf8_lossy(&threaded_out)
+    );
     out.clear();
     analyze::text::write(cfg, r, &mut out, false).expect("a Vec takes everything");
     out.clear();
