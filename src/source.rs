@@ -386,13 +386,12 @@ impl<P> Batch<P> {
             || self.shared.len() >= BATCH_BUFFERS
     }
 
-    /// Where the next item is, emptied, to be written over (a new one while the list is
-    /// shorter than any batch so far).
-    fn next_item(&mut self) -> usize {
-        let at = self.len;
-        match self.items.get_mut(at) {
-            Some(item) => item.prepared = None,
-            None => self.items.push(Item {
+    /// The next item's place for what `prepare` makes of its frame, emptied (the item is a new
+    /// one while the list is shorter than any batch so far), and the buffer `prepare` may
+    /// write to.
+    fn next_item(&mut self) -> (&mut Option<P>, &mut Vec<u8>) {
+        if self.len == self.items.len() {
+            self.items.push(Item {
                 prepared: None,
                 frame: Meta {
                     number: 0,
@@ -405,10 +404,13 @@ impl<P> Batch<P> {
                     start: 0,
                     end: 0,
                 },
-            }),
+            });
         }
+        // `len < items.len()`: pushed above when equal
+        let item = &mut self.items[self.len];
         self.len += 1;
-        at
+        item.prepared = None;
+        (&mut item.prepared, &mut self.data)
     }
 
     /// The frames handed over, in order.
@@ -417,8 +419,8 @@ impl<P> Batch<P> {
     }
 
     /// The frame by reference to its source buffer when the source lends it, else copied,
-    /// into item `at` (which `prepare` left empty).
-    fn set_frame(&mut self, at: usize, f: &Frame<'_>, shared: Option<SharedFrame<'_>>) {
+    /// into the last item (which `prepare` left empty).
+    fn set_frame(&mut self, f: &Frame<'_>, shared: Option<SharedFrame<'_>>) {
         let (buf, start, end) = match shared {
             Some(s) => {
                 if !self.shared.last().is_some_and(|b| Arc::ptr_eq(b, s.buf)) {
@@ -444,9 +446,8 @@ impl<P> Batch<P> {
             start,
             end,
         };
-        if let Some(item) = self.items.get_mut(at) {
-            item.frame = meta;
-        }
+        // `len >= 1`: set after `next_item`
+        self.items[self.len - 1].frame = meta;
     }
 
     /// The bytes of a frame set with [`set_frame`](Self::set_frame).
@@ -543,18 +544,15 @@ where
         let frame = source.current();
         at.bytes += u64::from(frame.caplen) + RECORD_OVERHEAD;
         batch.bytes += frame.data.len();
-        let item = batch.next_item();
+        let (place, out) = batch.next_item();
         let told = Prepare {
             busy,
             first_time_ns: at.first_time_ns,
-            out: &mut batch.data,
+            out,
         };
-        let Some(place) = batch.items.get_mut(item) else {
-            continue;
-        };
-        prepare(&frame, told, &mut place.prepared);
-        if place.prepared.is_none() {
-            batch.set_frame(item, &frame, source.current_shared());
+        prepare(&frame, told, place);
+        if place.is_none() {
+            batch.set_frame(&frame, source.current_shared());
         }
     }
     Filled::More
