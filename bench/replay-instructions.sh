@@ -9,6 +9,10 @@
 #   bench/replay-instructions.sh CAPTURE [COMMAND ARGS...]    # default: analyze -f json
 #   ROCESCOPE=BINARY bench/replay-instructions.sh …           # another build (bench/binary.sh)
 #
+# The reading thread's share (what it prepares for the engine) only runs on two threads:
+# `analyze -f json --split reader` reads on a second thread that dissects every frame, so
+# that count repeats too (the default split depends on timing).
+#
 # Prints the total and the total divided by the capture's frames (start-up included: about a
 # million instructions, next to billions for the scale captures). Needs valgrind.
 set -euo pipefail

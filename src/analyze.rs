@@ -77,7 +77,7 @@ impl Drop for Progress {
 /// # Errors
 /// A capture that cannot be opened or read.
 pub fn replay(cfg: &AnalyzeConfig) -> anyhow::Result<Replay> {
-    replay_threads(cfg, None)
+    replay_threads(cfg, cfg.split.map(Some))
 }
 
 /// [`replay`] on one thread (`split` `None`) or on two, split as told (tests compare them).

@@ -263,6 +263,19 @@ pub struct AnalyzeArgs {
     /// shards on four cores or more; the report is the same either way.
     #[arg(long, value_name = "N", hide = true)]
     pub shards: Option<usize>,
+    /// On two threads, which dissects the frames: the reading thread while the engine's is
+    /// busy (balanced, the default), the reading thread always, or the engine's. For
+    /// measurements (bench/replay-instructions.sh); the report is the same either way.
+    #[arg(long, value_enum, hide = true)]
+    pub split: Option<SplitArg>,
+}
+
+/// `analyze --split`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SplitArg {
+    Balanced,
+    Reader,
+    Engine,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

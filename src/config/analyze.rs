@@ -6,7 +6,7 @@ use anyhow::bail;
 
 use super::{Color, GlobalConfig};
 use crate::cli;
-use crate::replay::{IcrcMode, Kind, Replay};
+use crate::replay::{IcrcMode, Kind, Replay, Split};
 use crate::units::{DEFAULT_LINK_BPS, parse_duration};
 
 /// How `analyze` writes its report.
@@ -157,6 +157,8 @@ pub struct AnalyzeConfig {
     /// Engines the flows of a capture file are sharded over (`None`: by the cores; 0 or 1:
     /// one engine).
     pub shards: Option<usize>,
+    /// `--split`: two threads, dissecting as told (`None`: as the replay decides).
+    pub split: Option<Split>,
 }
 
 impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
@@ -222,6 +224,11 @@ impl TryFrom<(&GlobalConfig, cli::AnalyzeArgs)> for AnalyzeConfig {
             quiet: global.quiet,
             color: global.color,
             shards: args.shards,
+            split: args.split.map(|s| match s {
+                cli::SplitArg::Balanced => Split::Balanced,
+                cli::SplitArg::Reader => Split::Reader,
+                cli::SplitArg::Engine => Split::Engine,
+            }),
         })
     }
 }
@@ -251,6 +258,7 @@ impl AnalyzeConfig {
             quiet: true,
             color: Color::NEVER,
             shards: None,
+            split: None,
         }
     }
 
