@@ -342,12 +342,7 @@ fn line_frames<W: Lines>(
     let prepare = move |frame: &capture::Frame<'_>,
                         told: source::Prepare<'_>,
                         written: &mut Option<Written>| {
-        let here = match split {
-            replay::Split::Balanced => told.busy,
-            replay::Split::Reader => true,
-            replay::Split::Engine => false,
-        };
-        if !here {
+        if !split.reader_dissects(told.busy) {
             return;
         }
         let mut place = None;

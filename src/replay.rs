@@ -92,6 +92,19 @@ pub enum Split {
     Engine,
 }
 
+impl Split {
+    /// Whether the reading thread dissects the frame it has just read, told whether the
+    /// consumer has batches waiting ([`source::Prepare::busy`]).
+    #[must_use]
+    pub fn reader_dissects(self, busy: bool) -> bool {
+        match self {
+            Split::Balanced => busy,
+            Split::Reader => true,
+            Split::Engine => false,
+        }
+    }
+}
+
 /// What a replay produced.
 #[derive(Debug)]
 pub struct Replayed {
@@ -132,12 +145,7 @@ pub fn run_with<S: FrameSource + ?Sized>(
     // `move`: the reading thread gets its own copy of what it reads for every frame, so
     // that no cache line is shared with the counters the engine thread writes.
     let prepare = move |frame: &Frame<'_>, told: source::Prepare<'_>, place: &mut _| {
-        let dissect = match split {
-            Split::Balanced => told.busy,
-            Split::Reader => true,
-            Split::Engine => false,
-        };
-        if dissect {
+        if split.reader_dissects(told.busy) {
             prepare_in(place, frame, &options);
         }
     };

@@ -337,6 +337,19 @@ struct Meta {
 /// from batch to batch and written over, so that `prepare` builds its answer in place: when
 /// it returned the answer and the batch pushed it, the replay's summary of a frame was copied
 /// twice on the reading thread (out of `prepare`, then into the list).
+/// A new item's frame, until one is set.
+const NO_FRAME: Meta = Meta {
+    number: 0,
+    time_ns: 0,
+    caplen: 0,
+    orig_len: 0,
+    link: LinkType(0),
+    input: 0,
+    buf: OWN,
+    start: 0,
+    end: 0,
+};
+
 #[derive(Debug)]
 struct Item<P> {
     prepared: Option<P>,
@@ -393,17 +406,7 @@ impl<P> Batch<P> {
         if self.len == self.items.len() {
             self.items.push(Item {
                 prepared: None,
-                frame: Meta {
-                    number: 0,
-                    time_ns: 0,
-                    caplen: 0,
-                    orig_len: 0,
-                    link: LinkType(0),
-                    input: 0,
-                    buf: OWN,
-                    start: 0,
-                    end: 0,
-                },
+                frame: NO_FRAME,
             });
         }
         // `len < items.len()`: pushed above when equal

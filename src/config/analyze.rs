@@ -281,6 +281,26 @@ mod test {
     use super::*;
 
     #[test]
+    fn split_flag_names_the_thread_that_dissects() {
+        for (flag, split) in [
+            (None, None),
+            (Some("reader"), Some(Split::Reader)),
+            (Some("engine"), Some(Split::Engine)),
+            (Some("balanced"), Some(Split::Balanced)),
+        ] {
+            let mut argv = vec!["rocescope", "analyze", "x.pcap"];
+            argv.extend(flag.map(|f| ["--split", f]).into_iter().flatten());
+            let cli = <cli::Cli as clap::Parser>::parse_from(argv);
+            let global = GlobalConfig::try_from(&cli.global).unwrap();
+            let cli::Command::Analyze(args) = cli.cmd else {
+                panic!("parsed as analyze")
+            };
+            let cfg = AnalyzeConfig::try_from((&global, args)).unwrap();
+            assert_eq!(cfg.split, split, "{flag:?}");
+        }
+    }
+
+    #[test]
     fn fail_on_groups_and_errors() {
         let f = FailOn::parse(&["loss"]).unwrap();
         // no psn_gap: a gap may be only the capture's
