@@ -26,10 +26,10 @@
 // masked) into arrays of two, and a pending copy by a position just found in its queue.
 #![allow(clippy::indexing_slicing)]
 
-use std::collections::VecDeque;
-
+use super::compact::FewDeque;
 use super::event::{FlowKey, Icrc, PacketEvent};
 use super::hash::FxHashMap;
+use super::hosts::{HostKey, Hosts};
 use super::sketch::Sketch;
 use crate::replay::Kind;
 
@@ -276,7 +276,8 @@ struct Pending {
 #[derive(Debug, Default)]
 struct FlowState {
     upstream: Option<u8>,
-    pending: [VecDeque<Pending>; 2],
+    /// Each tap's copies waiting, in arrival order (one at a time, on most flows).
+    pending: [FewDeque<Pending>; 2],
     /// In [`Matcher::waiting`].
     listed: bool,
     packets: [u64; 2],
@@ -298,10 +299,13 @@ struct FlowState {
 pub struct Matcher {
     window_ns: i64,
     estimate_ns: i64,
-    index: FxHashMap<FlowKey, u32>,
+    /// Flow keys with their addresses as ids ([`Hosts`]): a key is 12 bytes, not 40, in
+    /// the index and in `keys` (a flow of either tap each).
+    hosts: Hosts,
+    index: FxHashMap<HostKey, u32>,
     /// Per tap: the matcher's flow of each of the tap's flow indices (`u32::MAX`: not yet).
     by_tap_flow: [Vec<u32>; 2],
-    keys: Vec<FlowKey>,
+    keys: Vec<HostKey>,
     flows: Vec<FlowState>,
     /// Flows with copies waiting (each once: [`FlowState::listed`]), swept for those that
     /// waited longer than the window every sixteenth of it.
@@ -325,6 +329,7 @@ impl Matcher {
         Matcher {
             window_ns: as_i64(window_ns),
             estimate_ns,
+            hosts: Hosts::default(),
             index: FxHashMap::default(),
             by_tap_flow: [Vec::new(), Vec::new()],
             keys: Vec::new(),
@@ -364,6 +369,7 @@ impl Matcher {
     }
 
     fn flow_id(&mut self, key: FlowKey) -> u32 {
+        let key = self.hosts.intern_key(&key);
         if let Some(&id) = self.index.get(&key) {
             return id;
         }
@@ -519,8 +525,8 @@ impl Matcher {
             }
             f.listed = f.pending.iter().any(|q| !q.is_empty());
             if !f.listed {
-                // an idle flow gives its queues' room back: most flows of a fabric are idle
-                // most of the time, and two queues' first room is 320 bytes a flow
+                // an idle flow gives back the room its queues took beyond their first copy:
+                // most flows of a fabric are idle most of the time
                 f.pending = Default::default();
             }
             f.listed
@@ -563,7 +569,12 @@ impl Matcher {
         let mut offsets = Vec::new();
         let mut flow_offset: Vec<Option<i64>> = vec![None; self.flows.len()];
         for (a, b) in connections {
-            let (Some(&ia), Some(&ib)) = (self.index.get(a), self.index.get(b)) else {
+            let id = |k| {
+                self.hosts
+                    .lookup(k)
+                    .and_then(|k| self.index.get(&k).copied())
+            };
+            let (Some(ia), Some(ib)) = (id(a), id(b)) else {
                 continue;
             };
             // d's extremes are those of d minus the estimate, plus the estimate (the
@@ -597,7 +608,7 @@ impl Matcher {
             .iter()
             .zip(&self.keys)
             .zip(flow_offset)
-            .map(|((f, &key), own)| {
+            .map(|((f, key), own)| {
                 let n = f.delay.count();
                 let delay = match (f.upstream, own.or(offset_ns)) {
                     (Some(up), Some(off)) => {
@@ -623,7 +634,7 @@ impl Matcher {
                     (None, _) => Delays::default(),
                 };
                 FlowBetween {
-                    key,
+                    key: self.hosts.key(key),
                     upstream: f.upstream,
                     packets: f.packets,
                     counts: f.counts,
@@ -683,6 +694,14 @@ mod tests {
         for x in &all {
             m.sighting(x);
         }
+    }
+
+    /// A matcher keeps one of these for every flow of both taps (issue 13: hundreds of
+    /// thousands); growing it is a decision.
+    #[test]
+    fn flow_state_stays_in_its_budget() {
+        let size = std::mem::size_of::<FlowState>();
+        assert!(size <= 344, "FlowState is {size} bytes");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! flows. Both keep their allocation once made, so a flow that uses them often (a lossy one)
 //! does not allocate per frame.
 
+use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 
 /// `Vec<T>` behind an optional box: 8 bytes while empty, allocated on the first push.
@@ -144,9 +145,171 @@ impl<T: Copy> Slot<T> {
     }
 }
 
+/// A queue that holds its one item in place and moves to a `VecDeque` when a second comes:
+/// a queue per flow that holds one item at a time, as most do, then costs no allocation
+/// (over hundreds of thousands of flows, an allocation each was more than the items), and
+/// takes no more room than the item where `T` leaves a niche for the variant. Once moved, it
+/// stays a `VecDeque` until it is replaced.
+#[derive(Debug, Clone)]
+pub enum FewDeque<T> {
+    One(Option<T>),
+    Many(VecDeque<T>),
+}
+
+impl<T> Default for FewDeque<T> {
+    fn default() -> Self {
+        FewDeque::One(None)
+    }
+}
+
+impl<T: Copy> FewDeque<T> {
+    #[must_use]
+    pub fn len(&self) -> usize {
+        match self {
+            FewDeque::One(one) => usize::from(one.is_some()),
+            FewDeque::Many(ring) => ring.len(),
+        }
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Front to back.
+    #[must_use]
+    pub fn iter(&self) -> FewIter<'_, T> {
+        match self {
+            FewDeque::One(one) => FewIter::One(one.iter()),
+            FewDeque::Many(ring) => FewIter::Many(ring.iter()),
+        }
+    }
+
+    #[must_use]
+    pub fn front(&self) -> Option<&T> {
+        self.iter().next()
+    }
+
+    pub fn push_back(&mut self, v: T) {
+        match self {
+            FewDeque::One(None) => *self = FewDeque::One(Some(v)),
+            FewDeque::One(Some(first)) => {
+                let mut ring = VecDeque::with_capacity(4);
+                ring.push_back(*first);
+                ring.push_back(v);
+                *self = FewDeque::Many(ring);
+            }
+            FewDeque::Many(ring) => ring.push_back(v),
+        }
+    }
+
+    pub fn pop_front(&mut self) -> Option<T> {
+        self.remove(0)
+    }
+
+    /// Removes and returns the item at `i` (from the front); `None` past the end.
+    pub fn remove(&mut self, i: usize) -> Option<T> {
+        match self {
+            FewDeque::One(one) if i == 0 => one.take(),
+            FewDeque::One(_) => None,
+            FewDeque::Many(ring) => ring.remove(i),
+        }
+    }
+}
+
+/// [`FewDeque::iter`].
+#[derive(Debug, Clone)]
+pub enum FewIter<'a, T> {
+    One(std::option::Iter<'a, T>),
+    Many(std::collections::vec_deque::Iter<'a, T>),
+}
+
+impl<'a, T> Iterator for FewIter<'a, T> {
+    type Item = &'a T;
+    fn next(&mut self) -> Option<&'a T> {
+        match self {
+            FewIter::One(it) => it.next(),
+            FewIter::Many(it) => it.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            FewIter::One(it) => it.size_hint(),
+            FewIter::Many(it) => it.size_hint(),
+        }
+    }
+}
+
+impl<T> DoubleEndedIterator for FewIter<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match self {
+            FewIter::One(it) => it.next_back(),
+            FewIter::Many(it) => it.next_back(),
+        }
+    }
+}
+
+impl<T> ExactSizeIterator for FewIter<'_, T> {}
+
 #[cfg(test)]
 mod test {
     use super::*;
+
+    /// Against a `VecDeque` doing the same: every operation, in and out of place.
+    #[test]
+    fn few_deque_is_a_queue() {
+        let mut q: FewDeque<u32> = FewDeque::default();
+        let mut model: VecDeque<u32> = VecDeque::new();
+        // (operation, value): push, pop, front, remove at
+        let script: &[(u8, u32)] = &[
+            (0, 1),
+            (2, 0),
+            (3, 1),
+            (1, 0),
+            (1, 0),
+            (3, 0),
+            (0, 2),
+            (3, 0),
+            (0, 3),
+            (0, 4),
+            (2, 0),
+            (3, 1),
+            (0, 5),
+            (1, 0),
+            (1, 0),
+            (1, 0),
+            (0, 6),
+            (0, 7),
+            (3, 5),
+            (3, 1),
+        ];
+        for &(op, v) in script {
+            match op {
+                0 => {
+                    q.push_back(v);
+                    model.push_back(v);
+                }
+                1 => assert_eq!(q.pop_front(), model.pop_front()),
+                2 => assert_eq!(q.front(), model.front()),
+                _ => assert_eq!(q.remove(v as usize), model.remove(v as usize)),
+            }
+            assert_eq!(q.len(), model.len());
+            assert!(q.iter().eq(model.iter()));
+            assert!(q.iter().rev().eq(model.iter().rev()));
+            assert_eq!(q.iter().len(), model.len());
+        }
+        assert!(
+            matches!(q, FewDeque::Many(_)),
+            "a second item moved it out of place"
+        );
+        let mut one: FewDeque<u32> = FewDeque::default();
+        one.push_back(1);
+        assert!(matches!(one, FewDeque::One(Some(1))));
+        assert_eq!(one.remove(1), None);
+        assert_eq!(one.pop_front(), Some(1));
+        assert!(one.is_empty() && matches!(one, FewDeque::One(None)));
+    }
 
     #[test]
     fn behaves_as_a_vec() {
