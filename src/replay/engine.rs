@@ -1096,6 +1096,10 @@ impl Engine {
             self.settle(observer);
             self.capture.icrc_unreliable = !self.trust.unreliable().is_empty();
             for id in 0..self.flows.len() {
+                // most flows: nothing to settle, and no need to read the peer's PMTU
+                if self.flows[id].finish_quiet() {
+                    continue;
+                }
                 let id32 = u32::try_from(id).unwrap_or(u32::MAX);
                 let pmtu = self.conn_pmtu(id32);
                 let mut out = self.flows[id].finish_requests(pmtu);
