@@ -1106,10 +1106,15 @@ impl Engine {
                 Self::apply_out(&mut self.flows, &mut self.events, id32, &mut out);
                 self.close_reads(id, id32, pmtu);
             }
+            // Which flows saw CNPs, in one pass in order (most have no rare part to read):
+            // the flows whose peers saw none then read nothing of their peer, where reading
+            // every flow's peer was a cache miss each over hundreds of thousands of flows.
+            let with_cnps: Vec<bool> = self.flows.iter().map(|f| f.rare().cnps > 0).collect();
+            let saw_cnps = |p: u32| with_cnps.get(p as usize).copied().unwrap_or(false);
             for id in 0..self.flows.len() {
                 // zero where it is (a flow's rare part is not allocated to hold a zero)
                 if let Some(p) = self.flows[id].peer()
-                    && self.flows[p as usize].rare().cnps > 0
+                    && saw_cnps(p)
                 {
                     self.flows[id].rare_mut().throttled_by_cnps =
                         self.flows[p as usize].rare().cnps;
