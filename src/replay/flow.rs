@@ -202,6 +202,14 @@ impl ReadTrack {
     }
 }
 
+/// What [`Flow::losses`] tells.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Losses {
+    pub lost: u64,
+    pub unrecovered: u64,
+    pub not_captured: u64,
+}
+
 /// One directional flow. Its id is its place in the replay's list of flows.
 #[derive(Debug, Clone)]
 pub struct Flow {
@@ -217,6 +225,9 @@ pub struct Flow {
     peer: u32,
     /// Its key was paired by a captured CM exchange (PSN agreement leaves it alone).
     pub cm_paired: bool,
+    /// The capture's end found nothing to settle on it ([`Flow::finish_quiet`]): its
+    /// request side counted no trouble, so [`Flow::losses`] need not read it.
+    ended_quiet: bool,
     pub frames: u64,
     pub bytes: u64,
     pub payload_bytes: u64,
@@ -298,6 +309,7 @@ impl Flow {
             has_cnp: false,
             peer: NO_PEER,
             cm_paired: false,
+            ended_quiet: false,
             frames: 0,
             bytes: 0,
             payload_bytes: 0,
@@ -362,11 +374,28 @@ impl Flow {
     /// request side or one with nothing open: [`PsnStream::finish_quiet`]); true if it was
     /// one, else [`Flow::finish_requests`] and the READs are still to do.
     pub fn finish_quiet(&mut self) -> bool {
-        self.rare().reads.is_empty()
+        self.ended_quiet = self.rare().reads.is_empty()
             && self
                 .requests
                 .as_deref_mut()
-                .is_none_or(|r| r.psn.finish_quiet())
+                .is_none_or(|r| r.psn.finish_quiet());
+        self.ended_quiet
+    }
+
+    /// PSNs lost (in the network or not: `lost`, of them `unrecovered`) and not captured, of
+    /// the request side. Zero without reading it on a flow that ended quiet: a report that
+    /// ranks or sums hundreds of thousands of flows would take a cache miss on each.
+    #[must_use]
+    pub fn losses(&self) -> Losses {
+        if self.ended_quiet {
+            return Losses::default();
+        }
+        let c = self.psn().counters();
+        Losses {
+            lost: c.lost,
+            unrecovered: c.unrecovered,
+            not_captured: c.not_captured,
+        }
     }
 
     pub fn finish_requests(&mut self, pmtu: Option<u32>) -> super::psn::StepOut {
