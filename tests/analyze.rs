@@ -686,6 +686,56 @@ fn ecn_and_cnp_attribution() {
     assert_eq!(flow(&r, b_to_a()).transport_name(), "CNP");
 }
 
+/// CNP attribution over more flows than 64 (the end marks the flows that saw CNPs a bit a
+/// flow): each requester is throttled by the CNPs of its own connection, and only those.
+#[test]
+fn cnp_attribution_over_many_flows() {
+    let mut pkts: Vec<PacketEvent> = Vec::new();
+    let mut requests = Vec::new();
+    for i in 0..50u8 {
+        let fwd = FlowKey {
+            src: IpAddr::V4(Ipv4Addr::new(10, 0, 1, i)).into(),
+            dst: IpAddr::V4(Ipv4Addr::new(10, 0, 2, i)).into(),
+            dest_qp: QP_B,
+        };
+        let frame = pkts.len() as u64 + 1;
+        let mut req = PacketEvent::new(frame, SEND_ONLY, QP_B, 0);
+        req.key = fwd;
+        req.ack_req = true;
+        pkts.push(req);
+        let mut ack = PacketEvent::new(frame + 1, ACKNOWLEDGE, QP_A, 0);
+        ack.key = fwd.reverse(QP_A);
+        ack.aeth = Some((Syndrome::ACK_UNLIMITED, 0));
+        pkts.push(ack);
+        let cnps = u64::from(i % 3);
+        for c in 0..cnps {
+            let mut cnp = PacketEvent::new(frame + 2 + c, CNP, QP_A, 0);
+            cnp.key = fwd.reverse(QP_A);
+            pkts.push(cnp);
+        }
+        requests.push((fwd, cnps));
+    }
+    let mut e = Engine::new(EngineConfig::default());
+    for p in &pkts {
+        e.packet(p);
+    }
+    let r = e.finish();
+    assert_eq!(r.flows.len(), 100);
+    for (fwd, cnps) in requests {
+        let req = flow(&r, fwd);
+        let rev = flow(&r, fwd.reverse(QP_A));
+        assert_eq!(
+            (
+                rev.rare().cnps,
+                req.rare().throttled_by_cnps,
+                rev.rare().throttled_by_cnps
+            ),
+            (cnps, cnps, 0),
+            "{fwd}"
+        );
+    }
+}
+
 #[test]
 fn ambiguous_psn_agreement_is_not_a_guess() {
     // Two request flows from A to B (QPs 0x22 and 0x23) both hold PSN 5: an ACK at 5 from B
