@@ -241,7 +241,8 @@ fn worst_flows(flows: &[Flow], limit: Option<usize>) -> Vec<u32> {
     }
     // A flow's key reads its rare part and, unless it ended quiet, its request side: cache
     // misses over hundreds of thousands of flows. Two halves on two threads (the replay is
-    // over, the cores are free), then the worst of both. Keys end in the id, so the `limit` worst are the same either way.
+    // over, the cores are free), then the worst of both. Keys end in the id, so the `limit`
+    // worst are the same either way.
     let two = flows.len() >= PARALLEL_RANKING
         && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
     let mut kept = if two {

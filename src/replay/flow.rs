@@ -368,8 +368,6 @@ impl Flow {
         &mut self.requests_mut().psn
     }
 
-    /// The end of the capture for the request stream (`PsnStream::finish`), without
-    /// allocating a request side for a flow that never had one.
     /// At the capture's end, finish a flow with nothing to settle (no READ open, and no
     /// request side or one with nothing open: [`PsnStream::finish_quiet`]); true if it was
     /// one, else [`Flow::finish_requests`] and the READs are still to do.
@@ -398,6 +396,8 @@ impl Flow {
         }
     }
 
+    /// The end of the capture for the request stream (`PsnStream::finish`), without
+    /// allocating a request side for a flow that never had one.
     pub fn finish_requests(&mut self, pmtu: Option<u32>) -> super::psn::StepOut {
         match self.requests.as_deref_mut() {
             Some(r) => r.psn.finish(pmtu),

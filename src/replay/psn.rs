@@ -1027,9 +1027,6 @@ impl PsnStream {
         self.prev_time_ns = pkt.time_ns;
     }
 
-    /// End of the capture: settle what is open (rules 1/4, the held decision with no next
-    /// packet, a go-back verdict still waiting) and count the PSNs still missing as unrecovered
-    /// (and lost).
     /// [`PsnStream::finish`] for a stream with nothing open, one that never needed its cold
     /// part: marks it finished and returns true, with no [`StepOut`] built (the end of a
     /// capture finishes every flow, hundreds of thousands of them, and a `StepOut` is over a
@@ -1042,6 +1039,9 @@ impl PsnStream {
         true
     }
 
+    /// End of the capture: settle what is open (rules 1/4, the held decision with no next
+    /// packet, a go-back verdict still waiting) and count the PSNs still missing as unrecovered
+    /// (and lost).
     pub fn finish(&mut self, pmtu: Option<u32>) -> StepOut {
         let mut out = StepOut::default();
         if self.finished {
