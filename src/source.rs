@@ -333,10 +333,6 @@ struct Meta {
     end: usize,
 }
 
-/// One frame of a batch: what `prepare` made of it, else where its bytes are. Items are kept
-/// from batch to batch and written over, so that `prepare` builds its answer in place: when
-/// it returned the answer and the batch pushed it, the replay's summary of a frame was copied
-/// twice on the reading thread (out of `prepare`, then into the list).
 /// A new item's frame, until one is set.
 const NO_FRAME: Meta = Meta {
     number: 0,
@@ -350,6 +346,10 @@ const NO_FRAME: Meta = Meta {
     end: 0,
 };
 
+/// One frame of a batch: what `prepare` made of it, else where its bytes are. Items are kept
+/// from batch to batch and written over, so that `prepare` builds its answer in place: when
+/// it returned the answer and the batch pushed it, the replay's summary of a frame was copied
+/// twice on the reading thread (out of `prepare`, then into the list).
 #[derive(Debug)]
 struct Item<P> {
     prepared: Option<P>,
