@@ -463,7 +463,9 @@ impl<P> Batch<P> {
     }
 }
 
-fn two_cores() -> bool {
+/// Whether a second thread would get a core of its own.
+#[must_use]
+pub fn two_cores() -> bool {
     std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
 }
 

@@ -243,9 +243,7 @@ fn worst_flows(flows: &[Flow], limit: Option<usize>) -> Vec<u32> {
     // misses over hundreds of thousands of flows. Two halves on two threads (the replay is
     // over, the cores are free), then the worst of both. Keys end in the id, so the `limit`
     // worst are the same either way.
-    let two = flows.len() >= PARALLEL_RANKING
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
-    let mut kept = if two {
+    let mut kept = if flows.len() >= PARALLEL_RANKING && crate::source::two_cores() {
         let (a, b) = flows.split_at(flows.len() / 2);
         let b_start = u32::try_from(a.len()).unwrap_or(u32::MAX);
         std::thread::scope(|scope| {
