@@ -686,8 +686,8 @@ fn ecn_and_cnp_attribution() {
     assert_eq!(flow(&r, b_to_a()).transport_name(), "CNP");
 }
 
-/// CNP attribution over more flows than 64 (the end marks the flows that saw CNPs a bit a
-/// flow): each requester is throttled by the CNPs of its own connection, and only those.
+/// CNP attribution over 100 flows (the end has the flows that saw CNPs set their peers'
+/// count): each requester is throttled by the CNPs of its own connection, and only those.
 #[test]
 fn cnp_attribution_over_many_flows() {
     let mut pkts: Vec<PacketEvent> = Vec::new();

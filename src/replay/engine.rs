@@ -1106,31 +1106,16 @@ impl Engine {
                 Self::apply_out(&mut self.flows, &mut self.events, id32, &mut out);
                 self.close_reads(id, id32, pmtu);
             }
-            // Which flows saw CNPs, in one pass in order (most have no rare part to read):
-            // the flows whose peers saw none then read nothing of their peer, where reading
-            // every flow's peer was a cache miss each over hundreds of thousands of flows.
-            // A bit a flow: 50 KB for 400,000 flows.
-            let mut with_cnps = vec![0u64; self.flows.len().div_ceil(64)];
-            for (id, f) in self.flows.iter().enumerate() {
-                if f.rare().cnps > 0
-                    && let Some(word) = with_cnps.get_mut(id / 64)
-                {
-                    *word |= 1 << (id % 64);
-                }
-            }
-            let saw_cnps = |p: u32| {
-                let p = p as usize;
-                with_cnps
-                    .get(p / 64)
-                    .is_some_and(|w| w & (1 << (p % 64)) != 0)
-            };
+            // A flow is throttled by its peer's CNPs. Peers are mutual (`Engine::pair` sets
+            // both), so the flows that saw CNPs, few, set their peers' count: reading every
+            // flow's peer instead was a cache miss each over hundreds of thousands of flows.
+            // (A flow's rare part is not allocated to hold a zero.)
             for id in 0..self.flows.len() {
-                // zero where it is (a flow's rare part is not allocated to hold a zero)
-                if let Some(p) = self.flows[id].peer()
-                    && saw_cnps(p)
+                let cnps = self.flows[id].rare().cnps;
+                if cnps > 0
+                    && let Some(p) = self.flows[id].peer()
                 {
-                    self.flows[id].rare_mut().throttled_by_cnps =
-                        self.flows[p as usize].rare().cnps;
+                    self.flows[p as usize].rare_mut().throttled_by_cnps = cnps;
                 }
             }
             let mut out = Vec::new();
