@@ -9,6 +9,7 @@
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// What the producer says after filling a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +72,8 @@ pub fn run<B: Send, E>(
             }
         });
         let mut result = Ok(ControlFlow::Continue(()));
-        for mut batch in full_rx.iter() {
+        let mut waiter = Waiter { spin: true };
+        while let Some(mut batch) = waiter.next(&full_rx, ahead) {
             ahead.waiting.fetch_sub(1, Ordering::Relaxed);
             match consume(&mut batch) {
                 Ok(ControlFlow::Continue(())) => {}
@@ -92,6 +94,53 @@ pub fn run<B: Send, E>(
         }
         result
     })
+}
+
+/// How long the consumer spins for the next batch before it sleeps: a few batches at the
+/// reading thread's pace on 1 KiB frames. When the producer is the slower side, the consumer
+/// waits a moment for every batch, and being put to sleep and woken cost a context switch
+/// and a wake-up call a batch (about a tenth of the wall time of a replay of 1 KiB frames,
+/// where the reading thread is the slower one).
+const SPIN: Duration = Duration::from_micros(200);
+
+/// How the consumer waits for a batch: spinning first while the recent waits were short,
+/// sleeping at once after a long one (a live interface's trickle of frames would otherwise
+/// keep a core spinning).
+#[derive(Debug)]
+struct Waiter {
+    spin: bool,
+}
+
+impl Waiter {
+    /// The next batch from `rx`, `None` once the producer has hung up and nothing is left.
+    #[inline]
+    fn next<B>(&mut self, rx: &mpsc::Receiver<B>, ahead: &Ahead) -> Option<B> {
+        if ahead.waiting() > 0 {
+            return rx.recv().ok();
+        }
+        self.wait(rx, ahead)
+    }
+
+    /// [`Waiter::next`] when no batch is ready: spins for up to [`SPIN`] if the last wait was
+    /// short, else sleeps until one comes; a wait longer than [`SPIN`] turns spinning off until
+    /// a short one.
+    #[inline(never)]
+    fn wait<B>(&mut self, rx: &mpsc::Receiver<B>, ahead: &Ahead) -> Option<B> {
+        let started = Instant::now();
+        if self.spin {
+            while started.elapsed() < SPIN {
+                for _ in 0..64 {
+                    std::hint::spin_loop();
+                }
+                if ahead.waiting() > 0 {
+                    return rx.recv().ok();
+                }
+            }
+        }
+        let batch = rx.recv().ok();
+        self.spin = started.elapsed() < SPIN;
+        batch
+    }
 }
 
 #[cfg(test)]
@@ -124,6 +173,33 @@ mod test {
         );
         assert_eq!(r, Ok(ControlFlow::Continue(())));
         assert_eq!(seen, (0..95).collect::<Vec<_>>());
+    }
+
+    /// A wait longer than the spin turns spinning off (a slow producer is not spun for),
+    /// and a short one turns it back on.
+    #[test]
+    fn the_consumer_spins_only_while_waits_are_short() {
+        let (tx, rx) = mpsc::sync_channel::<u32>(1);
+        let nothing_ready = Ahead::default();
+        let mut waiter = Waiter { spin: true };
+        let late = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            tx.send(1).unwrap();
+            tx
+        });
+        assert_eq!(waiter.next(&rx, &nothing_ready), Some(1));
+        assert!(!waiter.spin, "a 20 ms wait left spinning on");
+        let tx = late.join().unwrap();
+        // A batch already there is a short wait; three tries, in case the test thread is
+        // descheduled for longer than the spin in the middle of one.
+        let turned_on = (0..3).any(|i| {
+            tx.send(i).unwrap();
+            assert_eq!(waiter.next(&rx, &nothing_ready), Some(i));
+            waiter.spin
+        });
+        assert!(turned_on, "short waits did not turn spinning back on");
+        drop(tx);
+        assert_eq!(waiter.next(&rx, &nothing_ready), None);
     }
 
     #[test]
