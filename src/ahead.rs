@@ -63,7 +63,8 @@ pub fn run<B: Send, E>(
             // writes for every item must not share a cache line with what the consumer
             // writes for every item (that cost a third of the replay's time once).
             let mut produce = produce;
-            while let Ok(mut batch) = free_rx.recv() {
+            let mut waiter = Waiter { spin: true };
+            while let Some(mut batch) = waiter.next(&free_rx) {
                 let filled = produce(&mut batch, ahead);
                 ahead.waiting.fetch_add(1, Ordering::Relaxed);
                 if full_tx.send(batch).is_err() || filled == Filled::Last {
@@ -73,7 +74,7 @@ pub fn run<B: Send, E>(
         });
         let mut result = Ok(ControlFlow::Continue(()));
         let mut waiter = Waiter { spin: true };
-        while let Some(mut batch) = waiter.next(&full_rx, ahead) {
+        while let Some(mut batch) = waiter.next(&full_rx) {
             ahead.waiting.fetch_sub(1, Ordering::Relaxed);
             match consume(&mut batch) {
                 Ok(ControlFlow::Continue(())) => {}
@@ -96,44 +97,48 @@ pub fn run<B: Send, E>(
     })
 }
 
-/// How long the consumer spins for the next batch before it sleeps: a few batches at the
-/// reading thread's pace on 1 KiB frames. When the producer is the slower side, the consumer
-/// waits a moment for every batch, and being put to sleep and woken cost a context switch
-/// and a wake-up call a batch (about a tenth of the wall time of a replay of 1 KiB frames,
-/// where the reading thread is the slower one).
+/// How long a thread spins for the other's next batch before it sleeps: a few batches at the
+/// reading thread's pace on 1 KiB frames. When one side is the slower, the other waits a
+/// moment for every batch, and being put to sleep and woken cost a context switch and a
+/// wake-up call a batch: about a tenth of the wall time of a replay of 1 KiB frames, where
+/// the consumer waits for the reading thread (and a few percent at 400,000 flows, where the
+/// reading thread waits for the replay to hand back batches).
 const SPIN: Duration = Duration::from_micros(200);
 
-/// How the consumer waits for a batch: spinning first while the recent waits were short,
-/// sleeping at once after a long one (a live interface's trickle of frames would otherwise
-/// keep a core spinning).
+/// How a thread waits for the other's next batch: spinning first while its recent waits were
+/// short, sleeping at once after a long one (a live interface's trickle of frames would
+/// otherwise keep a core spinning).
 #[derive(Debug)]
 struct Waiter {
     spin: bool,
 }
 
 impl Waiter {
-    /// The next batch from `rx`, `None` once the producer has hung up and nothing is left.
+    /// The next batch from `rx`, `None` once the other side has hung up and nothing is left.
     #[inline]
-    fn next<B>(&mut self, rx: &mpsc::Receiver<B>, ahead: &Ahead) -> Option<B> {
-        if ahead.waiting() > 0 {
-            return rx.recv().ok();
+    fn next<B>(&mut self, rx: &mpsc::Receiver<B>) -> Option<B> {
+        match rx.try_recv() {
+            Ok(batch) => Some(batch),
+            Err(mpsc::TryRecvError::Disconnected) => None,
+            Err(mpsc::TryRecvError::Empty) => self.wait(rx),
         }
-        self.wait(rx, ahead)
     }
 
     /// [`Waiter::next`] when no batch is ready: spins for up to [`SPIN`] if the last wait was
     /// short, else sleeps until one comes; a wait longer than [`SPIN`] turns spinning off until
     /// a short one.
     #[inline(never)]
-    fn wait<B>(&mut self, rx: &mpsc::Receiver<B>, ahead: &Ahead) -> Option<B> {
+    fn wait<B>(&mut self, rx: &mpsc::Receiver<B>) -> Option<B> {
         let started = Instant::now();
         if self.spin {
             while started.elapsed() < SPIN {
                 for _ in 0..64 {
                     std::hint::spin_loop();
                 }
-                if ahead.waiting() > 0 {
-                    return rx.recv().ok();
+                match rx.try_recv() {
+                    Ok(batch) => return Some(batch),
+                    Err(mpsc::TryRecvError::Disconnected) => return None,
+                    Err(mpsc::TryRecvError::Empty) => {}
                 }
             }
         }
@@ -178,28 +183,27 @@ mod test {
     /// A wait longer than the spin turns spinning off (a slow producer is not spun for),
     /// and a short one turns it back on.
     #[test]
-    fn the_consumer_spins_only_while_waits_are_short() {
+    fn a_thread_spins_only_while_its_waits_are_short() {
         let (tx, rx) = mpsc::sync_channel::<u32>(1);
-        let nothing_ready = Ahead::default();
         let mut waiter = Waiter { spin: true };
         let late = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(20));
             tx.send(1).unwrap();
             tx
         });
-        assert_eq!(waiter.next(&rx, &nothing_ready), Some(1));
+        assert_eq!(waiter.next(&rx), Some(1));
         assert!(!waiter.spin, "a 20 ms wait left spinning on");
         let tx = late.join().unwrap();
-        // A batch already there is a short wait; three tries, in case the test thread is
-        // descheduled for longer than the spin in the middle of one.
+        // A batch that is there by the time the thread sleeps is a short wait; three tries, in
+        // case the test thread is descheduled for longer than the spin in the middle of one.
         let turned_on = (0..3).any(|i| {
             tx.send(i).unwrap();
-            assert_eq!(waiter.next(&rx, &nothing_ready), Some(i));
+            assert_eq!(waiter.wait(&rx), Some(i));
             waiter.spin
         });
         assert!(turned_on, "short waits did not turn spinning back on");
         drop(tx);
-        assert_eq!(waiter.next(&rx, &nothing_ready), None);
+        assert_eq!(waiter.next(&rx), None);
     }
 
     #[test]
