@@ -105,9 +105,9 @@ pub fn run<B: Send, E>(
 /// reading thread waits for the replay to hand back batches).
 const SPIN: Duration = Duration::from_micros(200);
 
-/// How a thread waits for the other's next batch: spinning first while its recent waits were
-/// short, sleeping at once after a long one (a live interface's trickle of frames would
-/// otherwise keep a core spinning).
+/// How a thread waits for the other's next batch: it spins first while the last batch came
+/// without a long wait, and sleeps at once after a long one (a live interface's trickle of
+/// frames would otherwise keep a core spinning) until a batch comes quickly again.
 #[derive(Debug)]
 struct Waiter {
     spin: bool,
@@ -115,36 +115,27 @@ struct Waiter {
 
 impl Waiter {
     /// The next batch from `rx`, `None` once the other side has hung up and nothing is left.
-    #[inline]
     fn next<B>(&mut self, rx: &mpsc::Receiver<B>) -> Option<B> {
-        match rx.try_recv() {
-            Ok(batch) => Some(batch),
-            Err(mpsc::TryRecvError::Disconnected) => None,
-            Err(mpsc::TryRecvError::Empty) => self.wait(rx),
-        }
-    }
-
-    /// [`Waiter::next`] when no batch is ready: spins for up to [`SPIN`] if the last wait was
-    /// short, else sleeps until one comes; a wait longer than [`SPIN`] turns spinning off until
-    /// a short one.
-    #[inline(never)]
-    fn wait<B>(&mut self, rx: &mpsc::Receiver<B>) -> Option<B> {
-        let started = Instant::now();
-        if self.spin {
-            while started.elapsed() < SPIN {
-                for _ in 0..64 {
-                    std::hint::spin_loop();
+        let mut started = None;
+        loop {
+            match rx.try_recv() {
+                Ok(batch) => {
+                    self.spin = true;
+                    return Some(batch);
                 }
-                match rx.try_recv() {
-                    Ok(batch) => return Some(batch),
-                    Err(mpsc::TryRecvError::Disconnected) => return None,
-                    Err(mpsc::TryRecvError::Empty) => {}
-                }
+                Err(mpsc::TryRecvError::Disconnected) => return None,
+                Err(mpsc::TryRecvError::Empty) => {}
+            }
+            let since = *started.get_or_insert_with(Instant::now);
+            if !self.spin || since.elapsed() >= SPIN {
+                let batch = rx.recv().ok();
+                self.spin = since.elapsed() < SPIN;
+                return batch;
+            }
+            for _ in 0..64 {
+                std::hint::spin_loop();
             }
         }
-        let batch = rx.recv().ok();
-        self.spin = started.elapsed() < SPIN;
-        batch
     }
 }
 
@@ -181,9 +172,9 @@ mod test {
     }
 
     /// A wait longer than the spin turns spinning off (a slow producer is not spun for),
-    /// and a short one turns it back on.
+    /// and a batch that is there at once turns it back on.
     #[test]
-    fn a_thread_spins_only_while_its_waits_are_short() {
+    fn a_thread_spins_only_while_batches_come_quickly() {
         let (tx, rx) = mpsc::sync_channel::<u32>(1);
         let mut waiter = Waiter { spin: true };
         let late = std::thread::spawn(move || {
@@ -194,14 +185,12 @@ mod test {
         assert_eq!(waiter.next(&rx), Some(1));
         assert!(!waiter.spin, "a 20 ms wait left spinning on");
         let tx = late.join().unwrap();
-        // A batch that is there by the time the thread sleeps is a short wait; three tries, in
-        // case the test thread is descheduled for longer than the spin in the middle of one.
-        let turned_on = (0..3).any(|i| {
-            tx.send(i).unwrap();
-            assert_eq!(waiter.wait(&rx), Some(i));
-            waiter.spin
-        });
-        assert!(turned_on, "short waits did not turn spinning back on");
+        tx.send(2).unwrap();
+        assert_eq!(waiter.next(&rx), Some(2));
+        assert!(
+            waiter.spin,
+            "a batch there at once did not turn spinning back on"
+        );
         drop(tx);
         assert_eq!(waiter.next(&rx), None);
     }
