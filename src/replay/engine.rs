@@ -425,36 +425,54 @@ impl Engine {
         self.roce_observed(ev, problem, None, observer);
     }
 
-    /// Packets coming next: bring what stepping them will read into cache now, for all of
-    /// them at once. Once the flows outgrow the caches, waiting on memory is much of a
-    /// packet's time; fetched here, the misses of many packets overlap. Each pass reads what
-    /// the one before it brought in (index slots, then flows, then their requests and
-    /// peers), so that its own reads do not wait on one another. Changes nothing the replay
-    /// decides: it only reads.
+    /// Packets coming next: ask for what stepping them will read to be brought into cache
+    /// now, for all of them at once. Once the flows outgrow the caches, waiting on memory is
+    /// much of a packet's time; asked for here, the misses of many packets overlap. Each pass
+    /// reads what the one before it asked for (index slots, then flows, then their requests
+    /// and peers), and asks for the next with prefetches, which do not hold the thread up
+    /// until the data comes as loads did. Changes nothing the replay decides.
     pub fn ahead<'e>(&mut self, coming: impl Iterator<Item = &'e PacketEvent> + Clone) {
         if self.flows.len() < AHEAD_FLOWS || self.outbox.is_some() {
             return;
         }
-        let mut seen = 0u64;
         for ev in coming.clone() {
-            seen ^= u64::from(self.index.warm(&ev.key));
+            self.index.prefetch(&ev.key);
         }
         self.ahead_ids.clear();
         for ev in coming {
             if let Some(id) = self.index.guess(&ev.key) {
                 self.ahead_ids.push(id);
+                self.prefetch_flow(id);
             }
         }
-        for &id in &self.ahead_ids {
-            if let Some(f) = self.flows.get(id as usize) {
-                seen ^= f.warm();
-                // an acknowledgement's flow steps its peer's requests
-                if let Some(peer) = f.peer().and_then(|p| self.flows.get(p as usize)) {
-                    seen ^= peer.warm();
+        // an acknowledgement's flow steps its peer's requests
+        let known = self.ahead_ids.len();
+        for i in 0..known {
+            let f = self
+                .ahead_ids
+                .get(i)
+                .and_then(|&id| self.flows.get(id as usize));
+            if let Some(f) = f {
+                f.prefetch_requests();
+                if let Some(peer) = f.peer() {
+                    self.ahead_ids.push(peer);
+                    self.prefetch_flow(peer);
                 }
             }
         }
-        std::hint::black_box(seen);
+        for &peer in self.ahead_ids.get(known..).unwrap_or_default() {
+            if let Some(f) = self.flows.get(peer as usize) {
+                f.prefetch_requests();
+            }
+        }
+    }
+
+    /// Asks for flow `id` to be brought into cache.
+    #[inline]
+    fn prefetch_flow(&self, id: u32) {
+        if let Some(f) = self.flows.get(id as usize) {
+            f.prefetch();
+        }
     }
 
     /// One RoCE packet (from a frame, or hand-built in tests).

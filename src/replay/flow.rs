@@ -333,15 +333,23 @@ impl Flow {
         self.peer = peer.unwrap_or(NO_PEER);
     }
 
-    /// Reads what a packet of this flow will read, to have it in cache (returned to be kept
-    /// from the optimizer).
-    #[must_use]
-    pub fn warm(&self) -> u64 {
-        self.frames
-            ^ self
-                .requests
-                .as_ref()
-                .map_or(0, |r| r.psn.expected_position())
+    /// Asks for the flow to be brought into cache: the fields a packet reads first, which
+    /// lie on either of the two cache lines its 80 bytes may span (reads nothing).
+    #[inline]
+    pub fn prefetch(&self) {
+        prefetch_index::prefetch_index(std::slice::from_ref(&self.frames), 0);
+        prefetch_index::prefetch_index(std::slice::from_ref(&self.requests), 0);
+        prefetch_index::prefetch_index(std::slice::from_ref(&self.peer), 0);
+    }
+
+    /// Asks for what a packet of this flow will read behind the flow itself (its request
+    /// side) to be brought into cache.
+    #[inline]
+    pub fn prefetch_requests(&self) {
+        if let Some(r) = self.requests.as_deref() {
+            prefetch_index::prefetch_index(std::slice::from_ref(&r.psn), 0);
+            prefetch_index::prefetch_index(std::slice::from_ref(&r.latency), 0);
+        }
     }
 
     /// The request side (an empty one, shared, on a flow without requests).

@@ -6,7 +6,7 @@
 //! without reading a flow.
 //!
 //! Open addressing with linear probing, written here rather than taken from hashbrown because
-//! the replay looks a batch of frames up ahead of stepping them ([`FlowIndex::warm`]): it
+//! the replay looks a batch of frames up ahead of stepping them ([`FlowIndex::prefetch`]): it
 //! needs the address of a key's first slot from its hash alone, to fetch the slots of many
 //! frames at once instead of waiting on each in turn.
 
@@ -131,14 +131,12 @@ impl FlowIndex {
         (at + 1) & self.slots.len().saturating_sub(1)
     }
 
-    /// Reads the slot `key`'s search starts at, to bring it into cache ahead of [`get`]
-    /// (returned to be kept from the optimizer).
+    /// Asks for the slot `key`'s search starts at to be brought into cache, ahead of [`get`].
     ///
     /// [`get`]: FlowIndex::get
     #[inline]
-    #[must_use]
-    pub fn warm(&self, key: &FlowKey) -> u32 {
-        self.slots.get(self.home(tag(key))).map_or(0, |s| s.id)
+    pub fn prefetch(&self, key: &FlowKey) {
+        prefetch_index::prefetch_index(&self.slots, self.home(tag(key)));
     }
 
     /// Record `id` as the flow of `key`, which must not be in the index yet.
@@ -258,8 +256,7 @@ mod tests {
         // a guess goes by the tag alone: both get the first flow's id
         assert_eq!((index.guess(&a), index.guess(&b)), (Some(0), Some(0)));
         // where a search starts: the same slot for both
-        assert_eq!(index.warm(&a), 0);
-        assert_eq!(index.warm(&b), 0);
+        assert_eq!(index.home(tag(&a)), index.home(tag(&b)));
     }
 
     #[test]
