@@ -442,36 +442,26 @@ impl Engine {
         for ev in coming {
             if let Some(id) = self.index.guess(&ev.key) {
                 self.ahead_ids.push(id);
-                self.prefetch_flow(id);
-            }
-        }
-        // an acknowledgement's flow steps its peer's requests
-        let known = self.ahead_ids.len();
-        for i in 0..known {
-            let f = self
-                .ahead_ids
-                .get(i)
-                .and_then(|&id| self.flows.get(id as usize));
-            if let Some(f) = f {
-                f.prefetch_requests();
-                if let Some(peer) = f.peer() {
-                    self.ahead_ids.push(peer);
-                    self.prefetch_flow(peer);
+                if let Some(f) = self.flows.get(id as usize) {
+                    f.prefetch();
                 }
             }
         }
-        for &peer in self.ahead_ids.get(known..).unwrap_or_default() {
-            if let Some(f) = self.flows.get(peer as usize) {
-                f.prefetch_requests();
+        // an acknowledgement's flow steps its peer's requests: the peers, then theirs
+        let flows = || {
+            self.ahead_ids
+                .iter()
+                .filter_map(|&id| self.flows.get(id as usize))
+        };
+        let peer = |f: &Flow| f.peer().and_then(|p| self.flows.get(p as usize));
+        for f in flows() {
+            f.prefetch_requests();
+            if let Some(p) = peer(f) {
+                p.prefetch();
             }
         }
-    }
-
-    /// Asks for flow `id` to be brought into cache.
-    #[inline]
-    fn prefetch_flow(&self, id: u32) {
-        if let Some(f) = self.flows.get(id as usize) {
-            f.prefetch();
+        for p in flows().filter_map(peer) {
+            p.prefetch_requests();
         }
     }
 
