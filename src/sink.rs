@@ -691,9 +691,10 @@ const RING_SLOTS: usize = 2048;
 #[cfg(feature = "live")]
 const KICK_EVERY: usize = 64;
 
-/// How long the end of a send waits for the interface to take the frames left in the ring.
+/// How long a send waits for the interface to take a frame from a full ring (or, at the
+/// end, the frames left in it) before it gives up.
 #[cfg(feature = "live")]
-const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+const STALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[cfg(feature = "live")]
 impl LiveSink {
@@ -704,18 +705,32 @@ impl LiveSink {
     /// open raw sockets ("sending needs root or `CAP_NET_RAW`"), or the socket cannot be opened,
     /// mapped or bound. Every message names the interface and fits on one line.
     pub fn open(name: &str) -> io::Result<Self> {
-        let Some(index) = pnet_datalink::interfaces()
+        let Some(iface) = pnet_datalink::interfaces()
             .into_iter()
             .find(|i| i.name == name)
-            .map(|i| i.index)
         else {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 crate::live::no_such_interface(name),
             ));
         };
+        // Said now, in one line: a device without carrier keeps every frame in the ring (the
+        // sender would wait out STALL_LIMIT), where tcpreplay reports them sent and the
+        // kernel counts them dropped.
+        if !iface.is_up() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                format!("{name} is down: nothing can be sent on it (ip link set {name} up)"),
+            ));
+        }
+        if !iface.is_running() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                format!("{name} has no carrier (its link is down): no frame would leave"),
+            ));
+        }
         let ring = crate::live::tx_ring::TxRing::open(
-            index,
+            iface.index,
             rocescope_generator::MAX_FRAME_LEN,
             RING_SLOTS,
         )
@@ -728,6 +743,35 @@ impl LiveSink {
         self.queued = 0;
         self.ring.kick()
     }
+
+    /// The ring is full: sends what it holds until a slot frees and `frame` goes in, or
+    /// fails once the device has taken nothing for [`STALL_LIMIT`] (its link went down).
+    #[cold]
+    fn wait_for_room(&mut self, frame: &[u8]) -> io::Result<()> {
+        let deadline = std::time::Instant::now() + STALL_LIMIT;
+        loop {
+            self.kick()?;
+            if self.ring.push(frame)? {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(stalled());
+            }
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// The device took no frame from the ring for [`STALL_LIMIT`].
+#[cfg(feature = "live")]
+fn stalled() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "the interface took no frame for {} s (its link went down, or a pause held it)",
+            STALL_LIMIT.as_secs()
+        ),
+    )
 }
 
 /// One-line message for a failure to open the raw socket on `name`.
@@ -746,10 +790,8 @@ fn live_open_error(name: &str, err: &io::Error) -> io::Error {
 #[cfg(feature = "live")]
 impl FrameSink for LiveSink {
     fn send(&mut self, _time_ns: u64, frame: &[u8]) -> io::Result<()> {
-        while !self.ring.push(frame)? {
-            // the ring is full: send what it holds and wait for a slot
-            self.kick()?;
-            std::thread::yield_now();
+        if !self.ring.push(frame)? {
+            self.wait_for_room(frame)?;
         }
         self.queued += 1;
         if self.queued >= KICK_EVERY {
@@ -762,17 +804,14 @@ impl FrameSink for LiveSink {
     }
     fn finish(&mut self) -> io::Result<()> {
         // every frame sent before the summary is made: the time includes the last one
-        let deadline = std::time::Instant::now() + DRAIN_LIMIT;
+        let deadline = std::time::Instant::now() + STALL_LIMIT;
         loop {
             self.kick()?;
             if self.ring.drained() {
                 return Ok(());
             }
             if std::time::Instant::now() >= deadline {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("the interface took no frame for {DRAIN_LIMIT:?}"),
-                ));
+                return Err(stalled());
             }
             std::thread::sleep(std::time::Duration::from_micros(100));
         }

@@ -239,6 +239,48 @@ fn sent_frames_arrive_byte_for_byte() {
     drop(ns);
 }
 
+/// A link without carrier (the veth's peer down) or a device that is down: `send` says so in
+/// one line and exits 2 at once. The kernel would take no frame from the ring, and the sender
+/// used to wait for room in it forever.
+#[test]
+fn link_down_is_one_clear_line() {
+    if !is_root() || !have("ip") {
+        eprintln!("send_netns: skipped: needs root and `ip` (iproute2)");
+        return;
+    }
+    let Some(ns) = veth_namespace() else {
+        return;
+    };
+    let send = || {
+        let start = Instant::now();
+        let out = ns
+            .exec(BIN)
+            .arg("send")
+            .arg(scenario_path("clean_write.toml"))
+            .args(["--iface", "tx0"])
+            .output()
+            .unwrap();
+        (out, start.elapsed())
+    };
+    for (down, want) in [
+        (
+            "rx0",
+            "rocescope: tx0 has no carrier (its link is down): no frame would leave",
+        ),
+        (
+            "tx0",
+            "rocescope: tx0 is down: nothing can be sent on it (ip link set tx0 up)",
+        ),
+    ] {
+        run(Command::new("ip").args(["-n", &ns.0, "link", "set", down, "down"]));
+        let (out, took) = send();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{down} down: {err}");
+        assert_eq!(err.trim_end(), want, "{down} down");
+        assert!(took < Duration::from_secs(5), "{down} down: took {took:?}");
+    }
+}
+
 #[test]
 fn unknown_interface_is_one_clear_line() {
     let out = Command::new(BIN)
