@@ -744,34 +744,38 @@ impl LiveSink {
         self.ring.kick()
     }
 
-    /// The ring is full: sends what it holds until a slot frees and `frame` goes in, or
-    /// fails once the device has taken nothing for [`STALL_LIMIT`] (its link went down).
+    /// Tells the kernel to send what the ring holds, pausing `pause` between tries, until
+    /// `done` says so; fails once [`STALL_LIMIT`] passes (the device took nothing: its link
+    /// went down, or a pause held it). The full ring's wait and the end's drain.
     #[cold]
-    fn wait_for_room(&mut self, frame: &[u8]) -> io::Result<()> {
+    fn kick_until(
+        &mut self,
+        pause: std::time::Duration,
+        mut done: impl FnMut(&mut crate::live::tx_ring::TxRing) -> io::Result<bool>,
+    ) -> io::Result<()> {
         let deadline = std::time::Instant::now() + STALL_LIMIT;
         loop {
             self.kick()?;
-            if self.ring.push(frame)? {
+            if done(&mut self.ring)? {
                 return Ok(());
             }
             if std::time::Instant::now() >= deadline {
-                return Err(stalled());
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the interface took no frame for {} s (its link went down, or a pause held it)",
+                        STALL_LIMIT.as_secs()
+                    ),
+                ));
             }
-            std::thread::yield_now();
+            // a zero sleep returns at once: give the core away instead
+            if pause.is_zero() {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(pause);
+            }
         }
     }
-}
-
-/// The device took no frame from the ring for [`STALL_LIMIT`].
-#[cfg(feature = "live")]
-fn stalled() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::TimedOut,
-        format!(
-            "the interface took no frame for {} s (its link went down, or a pause held it)",
-            STALL_LIMIT.as_secs()
-        ),
-    )
 }
 
 /// One-line message for a failure to open the raw socket on `name`.
@@ -791,7 +795,8 @@ fn live_open_error(name: &str, err: &io::Error) -> io::Error {
 impl FrameSink for LiveSink {
     fn send(&mut self, _time_ns: u64, frame: &[u8]) -> io::Result<()> {
         if !self.ring.push(frame)? {
-            self.wait_for_room(frame)?;
+            // the ring is full: send what it holds until a slot frees
+            self.kick_until(std::time::Duration::ZERO, |ring| ring.push(frame))?;
         }
         self.queued += 1;
         if self.queued >= KICK_EVERY {
@@ -804,17 +809,9 @@ impl FrameSink for LiveSink {
     }
     fn finish(&mut self) -> io::Result<()> {
         // every frame sent before the summary is made: the time includes the last one
-        let deadline = std::time::Instant::now() + STALL_LIMIT;
-        loop {
-            self.kick()?;
-            if self.ring.drained() {
-                return Ok(());
-            }
-            if std::time::Instant::now() >= deadline {
-                return Err(stalled());
-            }
-            std::thread::sleep(std::time::Duration::from_micros(100));
-        }
+        self.kick_until(std::time::Duration::from_micros(100), |ring| {
+            Ok(ring.drained())
+        })
     }
 }
 
