@@ -223,7 +223,10 @@ impl<S: FrameSource> FrameSource for Limited<S> {
 
 /// Frames per batch at most: a hand-off costs microseconds, a batch about 100 µs of work.
 const BATCH_FRAMES: usize = 1024;
-/// Captured bytes per batch (a batch ends after the frame that reaches this).
+/// Captured bytes per batch (a batch ends after the frame that reaches this). A quarter of
+/// this, with four batches in circulation, replayed 1 KiB frames 3-6 % faster (the read
+/// buffers stay in cache) but made `dissect -f jsonl` on small frames 1.155x slower; with six
+/// batches the gain was within the noise.
 const BATCH_BYTES: usize = 1 << 20;
 /// Batches in circulation.
 const BATCHES: usize = 6;

@@ -431,6 +431,12 @@ impl Engine {
     /// reads what the one before it asked for (index slots, then flows, then their requests
     /// and peers), and asks for the next with prefetches, which do not hold the thread up
     /// until the data comes as loads did. Changes nothing the replay decides.
+    ///
+    /// Measured and not kept, at 400,000 flows: staging the passes a window apart (the slots
+    /// three windows before their packets, the flows two, the request sides and peers one),
+    /// 1.033x the time; stepping a packet on the flow guessed here when its key matches,
+    /// instead of searching the index again, no gain (0.97x to 1.01x over three runs of 9 to
+    /// 11 pairs: the wait moves to the flow's first read).
     pub fn ahead<'e>(&mut self, coming: impl Iterator<Item = &'e PacketEvent> + Clone) {
         if self.flows.len() < AHEAD_FLOWS || self.outbox.is_some() {
             return;
