@@ -24,7 +24,7 @@ mod libpcap;
 #[cfg(feature = "live")]
 mod packet_socket;
 #[cfg(feature = "live")]
-pub(crate) mod tx_ring;
+pub(crate) mod tx_socket;
 
 #[cfg(feature = "libpcap")]
 pub use libpcap::filter_expression as libpcap_filter_expression;

@@ -47,8 +47,19 @@ pub trait FrameSink {
     /// The final flush fails.
     fn finish(&mut self) -> io::Result<()>;
 
-    /// Sends on what a sink that batches has queued (a NIC's TX ring); file and memory sinks
-    /// have nothing to do.
+    /// Takes several whole frames, in order, as [`FrameSink::send`] each would (a NIC's sink
+    /// sends them with one system call).
+    ///
+    /// # Errors
+    /// The underlying write fails.
+    fn send_all(&mut self, frames: &[(u64, &[u8])]) -> io::Result<()> {
+        for &(time_ns, frame) in frames {
+            self.send(time_ns, frame)?;
+        }
+        Ok(())
+    }
+
+    /// Sends on what a sink that batches has queued; file and memory sinks have nothing to do.
     ///
     /// # Errors
     /// The underlying send fails.
@@ -91,6 +102,9 @@ impl<S: FrameSink + ?Sized> FrameSink for Box<S> {
     }
     fn finish(&mut self) -> io::Result<()> {
         (**self).finish()
+    }
+    fn send_all(&mut self, frames: &[(u64, &[u8])]) -> io::Result<()> {
+        (**self).send_all(frames)
     }
     fn flush(&mut self) -> io::Result<()> {
         (**self).flush()
@@ -668,42 +682,30 @@ impl<S: FileWriter> FrameSink for AtomicSink<S> {
     }
 }
 
-/// Sends every frame on a network interface through an `AF_PACKET` socket with a memory-mapped
-/// TX ring ([`crate::live::tx_ring`], `PACKET_QDISC_BYPASS`): frames are copied into the ring
-/// and the kernel is told to send what it holds every [`KICK_EVERY`] frames and on
-/// [`FrameSink::flush`]: one system call for many frames, where a plain socket takes one per
-/// frame. Timestamps are ignored: pacing is the caller's business (it flushes each frame when
-/// it paces). A frame the device could not take stays in the ring and goes with the next kick;
-/// when the ring is full, the sender waits for it to drain.
+/// Sends frames on a network interface through an `AF_PACKET` socket
+/// ([`crate::live::tx_socket`], `PACKET_QDISC_BYPASS`): [`FrameSink::send_all`] hands up to
+/// [`MAX_BATCH`](crate::live::tx_socket::MAX_BATCH) frames to the kernel in one system call,
+/// [`FrameSink::send`] one. Each returns when its frames are with the device, so there is
+/// nothing to flush. Timestamps are ignored: pacing is the caller's business. While the
+/// device's queue is full, the sender tries again.
 #[cfg(feature = "live")]
 pub struct LiveSink {
-    ring: crate::live::tx_ring::TxRing,
-    /// Frames put in the ring since the kernel was last told to send.
-    queued: usize,
+    socket: crate::live::tx_socket::TxSocket,
 }
 
-/// Slots in the TX ring: several of the sender's generated batches, so the kernel drains one
-/// part of it while the next is filled.
-#[cfg(feature = "live")]
-const RING_SLOTS: usize = 2048;
-
-/// Frames queued in the ring before the kernel is told to send them, at top speed.
-#[cfg(feature = "live")]
-const KICK_EVERY: usize = 64;
-
-/// How long a send waits for the interface to take a frame from a full ring (or, at the
-/// end, the frames left in it) before it gives up.
+/// How long a send waits for the interface to take a frame from a full queue before it
+/// gives up.
 #[cfg(feature = "live")]
 const STALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[cfg(feature = "live")]
 impl LiveSink {
-    /// Opens a raw layer-2 socket with a TX ring on the interface called `name`.
+    /// Opens a raw layer-2 socket on the interface called `name`.
     ///
     /// # Errors
     /// No interface has that name (the message lists the ones there are), the process may not
-    /// open raw sockets ("sending needs root or `CAP_NET_RAW`"), or the socket cannot be opened,
-    /// mapped or bound. Every message names the interface and fits on one line.
+    /// open raw sockets ("sending needs root or `CAP_NET_RAW`"), or the socket cannot be opened
+    /// or bound. Every message names the interface and fits on one line.
     pub fn open(name: &str) -> io::Result<Self> {
         let Some(iface) = pnet_datalink::interfaces()
             .into_iter()
@@ -714,9 +716,9 @@ impl LiveSink {
                 crate::live::no_such_interface(name),
             ));
         };
-        // Said now, in one line: a device without carrier keeps every frame in the ring (the
-        // sender would wait out STALL_LIMIT), where tcpreplay reports them sent and the
-        // kernel counts them dropped.
+        // Said now, in one line: a device without carrier refuses every frame (the sender
+        // would wait out STALL_LIMIT), where tcpreplay reports them sent and the kernel
+        // counts them dropped.
         if !iface.is_up() {
             return Err(io::Error::new(
                 io::ErrorKind::NotConnected,
@@ -729,52 +731,9 @@ impl LiveSink {
                 format!("{name} has no carrier (its link is down): no frame would leave"),
             ));
         }
-        let ring = crate::live::tx_ring::TxRing::open(
-            iface.index,
-            rocescope_generator::MAX_FRAME_LEN,
-            RING_SLOTS,
-        )
-        .map_err(|e| live_open_error(name, &e))?;
-        Ok(LiveSink { ring, queued: 0 })
-    }
-
-    /// Tells the kernel to send what the ring holds.
-    fn kick(&mut self) -> io::Result<()> {
-        self.queued = 0;
-        self.ring.kick()
-    }
-
-    /// Tells the kernel to send what the ring holds, pausing `pause` between tries, until
-    /// `done` says so; fails once [`STALL_LIMIT`] passes (the device took nothing: its link
-    /// went down, or a pause held it). The full ring's wait and the end's drain.
-    #[cold]
-    fn kick_until(
-        &mut self,
-        pause: std::time::Duration,
-        mut done: impl FnMut(&mut crate::live::tx_ring::TxRing) -> io::Result<bool>,
-    ) -> io::Result<()> {
-        let deadline = std::time::Instant::now() + STALL_LIMIT;
-        loop {
-            self.kick()?;
-            if done(&mut self.ring)? {
-                return Ok(());
-            }
-            if std::time::Instant::now() >= deadline {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "the interface took no frame for {} s (its link went down, or a pause held it)",
-                        STALL_LIMIT.as_secs()
-                    ),
-                ));
-            }
-            // a zero sleep returns at once: give the core away instead
-            if pause.is_zero() {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(pause);
-            }
-        }
+        let socket = crate::live::tx_socket::TxSocket::open(iface.index)
+            .map_err(|e| live_open_error(name, &e))?;
+        Ok(LiveSink { socket })
     }
 }
 
@@ -793,25 +752,37 @@ fn live_open_error(name: &str, err: &io::Error) -> io::Error {
 
 #[cfg(feature = "live")]
 impl FrameSink for LiveSink {
-    fn send(&mut self, _time_ns: u64, frame: &[u8]) -> io::Result<()> {
-        if !self.ring.push(frame)? {
-            // the ring is full: send what it holds until a slot frees
-            self.kick_until(std::time::Duration::ZERO, |ring| ring.push(frame))?;
-        }
-        self.queued += 1;
-        if self.queued >= KICK_EVERY {
-            self.kick()?;
+    fn send(&mut self, time_ns: u64, frame: &[u8]) -> io::Result<()> {
+        self.send_all(&[(time_ns, frame)])
+    }
+    fn send_all(&mut self, frames: &[(u64, &[u8])]) -> io::Result<()> {
+        let mut rest = frames;
+        // set when the device first takes nothing: a full queue drains in microseconds
+        let mut stalled_since: Option<std::time::Instant> = None;
+        while !rest.is_empty() {
+            let sent = self.socket.send_batch(rest.iter().map(|&(_, f)| f))?;
+            rest = rest.get(sent..).unwrap_or_default();
+            if sent > 0 {
+                stalled_since = None;
+                continue;
+            }
+            let since = *stalled_since.get_or_insert_with(std::time::Instant::now);
+            if since.elapsed() >= STALL_LIMIT {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the interface took no frame for {} s (its link went down, or a pause held it)",
+                        STALL_LIMIT.as_secs()
+                    ),
+                ));
+            }
+            std::thread::yield_now();
         }
         Ok(())
     }
-    fn flush(&mut self) -> io::Result<()> {
-        self.kick()
-    }
     fn finish(&mut self) -> io::Result<()> {
-        // every frame sent before the summary is made: the time includes the last one
-        self.kick_until(std::time::Duration::from_micros(100), |ring| {
-            Ok(ring.drained())
-        })
+        // every frame is with the device already: `send_all` returns when they are
+        Ok(())
     }
 }
 
