@@ -59,14 +59,6 @@ pub trait FrameSink {
         Ok(())
     }
 
-    /// Sends on what a sink that batches has queued; file and memory sinks have nothing to do.
-    ///
-    /// # Errors
-    /// The underlying send fails.
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-
     /// Room for building the next frame in place: at least `max_len` bytes (holding stale
     /// data: the builder writes every byte of its frame), or `None` when the sink cannot take
     /// frames that way (then use [`FrameSink::send`]). Nothing is written until
@@ -105,9 +97,6 @@ impl<S: FrameSink + ?Sized> FrameSink for Box<S> {
     }
     fn send_all(&mut self, frames: &[(u64, &[u8])]) -> io::Result<()> {
         (**self).send_all(frames)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        (**self).flush()
     }
     fn frame_buffer(&mut self, max_len: usize) -> io::Result<Option<&mut [u8]>> {
         (**self).frame_buffer(max_len)
