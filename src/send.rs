@@ -305,6 +305,59 @@ mod tests {
         assert_eq!(s.frames as usize, gen_sink.frames.len());
     }
 
+    /// At top speed frames go in runs of at most `TOP_SPEED_RUN` (one `sendmmsg` each on a
+    /// NIC), and a count that ends mid-run and mid-batch is kept to the frame.
+    #[test]
+    fn top_speed_sends_runs_and_stops_at_the_count() {
+        struct Runs {
+            lengths: Vec<usize>,
+            frames: Vec<Vec<u8>>,
+        }
+        impl FrameSink for Runs {
+            fn send(&mut self, _: u64, frame: &[u8]) -> std::io::Result<()> {
+                self.send_all(&[(0, frame)])
+            }
+            fn send_all(&mut self, frames: &[(u64, &[u8])]) -> std::io::Result<()> {
+                self.lengths.push(frames.len());
+                self.frames.extend(frames.iter().map(|(_, f)| f.to_vec()));
+                Ok(())
+            }
+            fn finish(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let sc = scenario();
+        let mut gen_sink = MemorySink::new();
+        crate::generate::generate_into(&sc, 5, &mut gen_sink).unwrap();
+        // past the first batch (256 frames), not on a run's edge
+        let count = 300;
+        assert!(gen_sink.frames.len() > count);
+        let mut sink = Runs {
+            lengths: Vec::new(),
+            frames: Vec::new(),
+        };
+        let bound = Bound {
+            count: Some(count as u64),
+            duration: None,
+        };
+        let s = send_into(&sc, 5, None, bound, &mut sink).unwrap();
+        assert_eq!(s.frames as usize, count);
+        assert_eq!(sink.lengths.iter().sum::<usize>(), count);
+        assert!(
+            sink.lengths
+                .iter()
+                .all(|&n| (1..=TOP_SPEED_RUN).contains(&n))
+        );
+        assert!(sink.lengths.len() < count / 2, "{:?}", sink.lengths);
+        let want: Vec<Vec<u8>> = gen_sink
+            .frames
+            .iter()
+            .take(count)
+            .map(|f| f.1.clone())
+            .collect();
+        assert_eq!(sink.frames, want);
+    }
+
     /// A sink slower than the generator, as a real interface is: the generator
     /// thread finishes while batches are still queued, and all must be sent
     /// (the last partial batch was once dropped that way).
