@@ -23,6 +23,14 @@ pub const DEFAULT_SNAPLEN: u32 = 262_144;
 
 const NS_PER_SEC: u64 = 1_000_000_000;
 
+/// Frames a sender hands to [`FrameSink::send_all`] at once, at most: as many as the NIC's
+/// sink sends with one system call.
+pub const MAX_RUN: usize = 64;
+
+// a larger run would take the live sink two calls
+#[cfg(feature = "live")]
+const _: () = assert!(MAX_RUN <= crate::live::tx_socket::MAX_BATCH);
+
 /// Something that takes frames with timestamps: a capture file, a NIC, memory.
 pub trait FrameSink {
     /// Takes one whole frame (`orig_len` = `frame.len()`), stamped `time_ns` (ns since the epoch).
@@ -673,7 +681,7 @@ impl<S: FileWriter> FrameSink for AtomicSink<S> {
 
 /// Sends frames on a network interface through an `AF_PACKET` socket
 /// ([`crate::live::tx_socket`], `PACKET_QDISC_BYPASS`): [`FrameSink::send_all`] hands up to
-/// [`MAX_BATCH`](crate::live::tx_socket::MAX_BATCH) frames to the kernel in one system call,
+/// [`MAX_RUN`] frames to the kernel in one system call,
 /// [`FrameSink::send`] one. Each returns when its frames are with the device, so there is
 /// nothing to flush. Timestamps are ignored: pacing is the caller's business. While the
 /// device's queue is full, the sender tries again.

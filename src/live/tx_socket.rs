@@ -19,7 +19,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// Frames handed to the kernel in one `sendmmsg`, at most. The arrays it needs live on the
-/// stack (5 KiB); more frames per call gain nothing measurable.
+/// stack (5 KiB); more frames per call gained nothing measurable.
 pub const MAX_BATCH: usize = 64;
 
 /// A packet socket that sends on one interface.
