@@ -125,7 +125,9 @@ pub fn compute(encapsulation: Encapsulation, covered: &[u8]) -> Option<u32> {
     }
     // The pseudo-LRH and the masked headers go to the CRC in one update (fewer short calls).
     // The masked copy always starts after the 8 pseudo-LRH bytes (fixed-size copies); a
-    // native packet, which has its own LRH, just starts the update there.
+    // native packet, which has its own LRH, just starts the update there. Copying a short rest
+    // (an ACK's AETH) in as well, for a single update, measured no faster (1.004x, 1.003x on
+    // bench/scale.sh's acked1k and small2k, 9 pairs each).
     const LRH: usize = PSEUDO_LRH.len();
     let mut prefix = [0u8; LRH + MAX_PREFIX];
     prefix[..LRH].copy_from_slice(&PSEUDO_LRH);
