@@ -140,9 +140,7 @@ fn send_paced(
     s: &mut SendSummary,
 ) -> anyhow::Result<bool> {
     for (time_ns, frame) in batch.frames() {
-        if bound.count.is_some_and(|n| s.frames >= n)
-            || bound.duration.is_some_and(|d| start.elapsed() >= d)
-        {
+        if bound.frames_left(s.frames) == 0 || bound.time_is_up(start) {
             return Ok(true);
         }
         let due = rate.due_ns(s.frames, s.bytes);
@@ -167,28 +165,26 @@ fn send_at_top_speed(
     s: &mut SendSummary,
 ) -> anyhow::Result<bool> {
     let mut run: [(u64, &[u8]); MAX_RUN] = [(0, &[]); MAX_RUN];
-    let mut frames = batch.frames().peekable();
-    while frames.peek().is_some() {
+    let mut frames = batch.frames();
+    loop {
+        let room = usize::try_from(bound.frames_left(s.frames)).map_or(MAX_RUN, |l| l.min(MAX_RUN));
         // the duration is checked once a run: a run of 1 KiB frames lasts ~40 µs at 1.6 M pps
-        if bound.duration.is_some_and(|d| start.elapsed() >= d) {
+        if room == 0 || bound.time_is_up(start) {
             return Ok(true);
         }
-        let left = bound.count.map_or(u64::MAX, |n| n.saturating_sub(s.frames));
-        let room = usize::try_from(left).map_or(MAX_RUN, |l| l.min(MAX_RUN));
         let mut n = 0;
         for (slot, frame) in run.iter_mut().zip(frames.by_ref().take(room)) {
             *slot = frame;
             n += 1;
         }
         if n == 0 {
-            return Ok(true); // the count is reached
+            return Ok(false); // the batch is sent
         }
         let run = &run[..n];
         sink.send_all(run)?;
         s.frames += n as u64;
         s.bytes += run.iter().map(|(_, f)| f.len() as u64).sum::<u64>();
     }
-    Ok(false)
 }
 
 /// Frames per generated batch at most, bytes it holds and batches in flight: enough that the

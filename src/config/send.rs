@@ -15,6 +15,20 @@ pub struct Bound {
     pub duration: Option<Duration>,
 }
 
+impl Bound {
+    /// Frames that may still go after `sent` have (`u64::MAX` without a count).
+    #[must_use]
+    pub fn frames_left(&self, sent: u64) -> u64 {
+        self.count.map_or(u64::MAX, |n| n.saturating_sub(sent))
+    }
+
+    /// Whether the duration has passed since `start`.
+    #[must_use]
+    pub fn time_is_up(&self, start: std::time::Instant) -> bool {
+        self.duration.is_some_and(|d| start.elapsed() >= d)
+    }
+}
+
 /// A validated `send` invocation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SendConfig {
