@@ -379,6 +379,35 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// At top speed the duration is checked before each run: a run that outlasts the
+    /// duration is the last one. Only what load cannot break is asserted: at most one run.
+    #[test]
+    fn top_speed_stops_once_the_duration_is_up() {
+        struct Slow(MemorySink);
+        impl FrameSink for Slow {
+            fn send(&mut self, time_ns: u64, frame: &[u8]) -> std::io::Result<()> {
+                std::thread::sleep(Duration::from_millis(2));
+                self.0.send(time_ns, frame)
+            }
+            fn finish(&mut self) -> std::io::Result<()> {
+                self.0.finish()
+            }
+        }
+        let sc = scenario();
+        let mut gen_sink = MemorySink::new();
+        crate::generate::generate_into(&sc, 9, &mut gen_sink).unwrap();
+        assert!(gen_sink.frames.len() > MAX_RUN);
+        // a run of MAX_RUN frames takes at least 128 ms here
+        let bound = Bound {
+            count: None,
+            duration: Some(Duration::from_millis(100)),
+        };
+        let mut slow = Slow(MemorySink::new());
+        let s = send_into(&sc, 9, None, bound, &mut slow).unwrap();
+        assert!(s.frames as usize <= MAX_RUN, "{}", s.frames);
+        assert_eq!(s.frames as usize, slow.0.frames.len());
+    }
+
     #[test]
     fn pacing_holds_the_rate() {
         let sc = scenario();
