@@ -87,18 +87,16 @@ impl TxSocket {
         let mut iov: [libc::iovec; MAX_BATCH] = unsafe { std::mem::zeroed() };
         let mut msgs: [libc::mmsghdr; MAX_BATCH] = unsafe { std::mem::zeroed() };
         let mut n = 0;
-        for (frame, v) in frames.into_iter().zip(iov.iter_mut()) {
+        for ((frame, v), m) in frames.into_iter().zip(&mut iov).zip(&mut msgs) {
             // the kernel only reads through it (a send)
             v.iov_base = frame.as_ptr().cast_mut().cast::<libc::c_void>();
             v.iov_len = frame.len();
+            m.msg_hdr.msg_iov = std::ptr::from_mut(v);
+            m.msg_hdr.msg_iovlen = 1;
             n += 1;
         }
         if n == 0 {
             return Ok(0);
-        }
-        for (m, v) in msgs.iter_mut().zip(iov.iter_mut()).take(n) {
-            m.msg_hdr.msg_iov = std::ptr::from_mut(v);
-            m.msg_hdr.msg_iovlen = 1;
         }
         loop {
             // SAFETY: `msgs[..n]` each point to one iovec of `iov`, which points to a frame
