@@ -89,8 +89,14 @@ impl Default for JsonWriter {
 #[derive(Debug, Default, Clone)]
 pub struct TimeDigits {
     secs: Option<u64>,
-    digits: Vec<u8>,
+    /// The digits, left-aligned (a `u64` of nanoseconds has at most 11 digits of seconds):
+    /// copied whole and cut to `len`, a fixed-size copy rather than a call to `memcpy`.
+    digits: [u8; SECS_DIGITS],
+    len: usize,
 }
+
+/// Room for the seconds of any `u64` of nanoseconds (11 digits) in one 16-byte copy.
+const SECS_DIGITS: usize = 16;
 
 impl TimeDigits {
     /// Append `time_ns` in decimal, exactly as [`uint`] would.
@@ -102,20 +108,28 @@ impl TimeDigits {
         }
         let secs = time_ns / NS;
         if self.secs != Some(secs) {
-            self.digits.clear();
-            uint(&mut self.digits, secs);
+            // formatted at the end of `buf`, kept, and taken off again
+            let start = buf.len();
+            uint(buf, secs);
+            self.len = (buf.len() - start).min(SECS_DIGITS);
+            self.digits = [0; SECS_DIGITS];
+            self.digits[..self.len].copy_from_slice(&buf[start..start + self.len]);
+            buf.truncate(start);
             self.secs = Some(secs);
         }
-        buf.extend_from_slice(&self.digits);
         // Lossless: below 10^9.
         let ns = (time_ns % NS) as u32;
-        let (_, d) = room::<9>(buf);
+        let (at, d) = room::<{ SECS_DIGITS + 9 }>(buf);
+        d[..SECS_DIGITS].copy_from_slice(&self.digits);
+        let n = self.len;
+        let d = &mut d[n..n + 9];
         d[0] = b'0' + (ns / 100_000_000) as u8;
         let r = ns % 100_000_000;
         d[1..3].copy_from_slice(&pair(r / 1_000_000));
         d[3..5].copy_from_slice(&pair(r / 10_000 % 100));
         d[5..7].copy_from_slice(&pair(r / 100 % 100));
         d[7..9].copy_from_slice(&pair(r % 100));
+        buf.truncate(at + n + 9);
     }
 }
 
@@ -130,11 +144,12 @@ pub fn write_frame(buf: &mut Vec<u8>, view: &FrameView<'_>, time: &mut TimeDigit
     uint(buf, u64::from(view.wire_len()));
     buf.extend_from_slice(b",\"caplen\":");
     uint(buf, u64::from(view.captured_len()));
-    buf.extend_from_slice(if view.truncated {
-        b",\"truncated\":true"
+    // one constant copy per branch (a copy of either length would be a call to `memcpy`)
+    if view.truncated {
+        buf.extend_from_slice(b",\"truncated\":true");
     } else {
-        b",\"truncated\":false"
-    });
+        buf.extend_from_slice(b",\"truncated\":false");
+    }
     let mut v = Json { buf, comma: true };
     if let Some(d) = &view.dissected {
         pretty::visit(d, &mut v);
@@ -170,9 +185,10 @@ impl Json<'_> {
         } else {
             // Keys are the field tree's static identifiers (`src`, `opcode_name`): no escaping.
             debug_assert!(key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
-            // the comma and the quote in one append
-            self.buf
-                .extend_from_slice(if self.comma { b",\"" } else { b"\"" });
+            if self.comma {
+                self.buf.push(b',');
+            }
+            self.buf.push(b'"');
             self.buf.extend_from_slice(key.as_bytes());
             self.buf.extend_from_slice(b"\":");
         }
