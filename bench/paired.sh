@@ -10,6 +10,17 @@
 # the pair-by-pair wall ratios A/B).
 #
 # `timed FILE CMD...` times one run (below); bench/scale.sh measures with it too.
+#
+# With `paired_warm` set to files (the captures the commands read), they are read whole just
+# before every timed run, so that each run finds them in the page cache as issue 13's figures
+# assume: on the machines these figures come from, the page cache drains while a file is not
+# being read (a 1.1 GB capture went from all to a third resident in a minute, with no memory
+# pressure), and a run right after tshark's 14 s found part of its capture gone.
+warm() {
+  local f
+  for f in ${paired_warm:-}; do cat "$f" >/dev/null; done
+}
+
 paired_runs() {
   local runs=$1 a=$2 b=$3 i ta tb t
   paired_log=$(mktemp)
@@ -17,8 +28,10 @@ paired_runs() {
   sh -c "$a" >/dev/null 2>&1 || true
   sh -c "$b" >/dev/null 2>&1 || true
   for i in $(seq "$runs"); do
+    warm
     timed "$t" sh -c "$a" >/dev/null 2>&1 || true
     ta=$(tail -1 "$t")
+    warm
     timed "$t" sh -c "$b" >/dev/null 2>&1 || true
     tb=$(tail -1 "$t")
     echo "$ta $tb" >>"$paired_log"
