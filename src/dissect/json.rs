@@ -185,6 +185,7 @@ impl Json<'_> {
         } else {
             // Keys are the field tree's static identifiers (`src`, `opcode_name`): no escaping.
             debug_assert!(key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+            // one byte at a time: `,"` or `"` chosen at run time was a call to `memcpy`
             if self.comma {
                 self.buf.push(b',');
             }
