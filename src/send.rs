@@ -263,6 +263,31 @@ mod tests {
     use super::*;
     use crate::sink::MemorySink;
 
+    /// A sink slower than the generator, as a real interface is: each frame takes `per_frame`.
+    struct Slow {
+        sink: MemorySink,
+        per_frame: Duration,
+    }
+
+    impl Slow {
+        fn new(per_frame: Duration) -> Self {
+            Slow {
+                sink: MemorySink::new(),
+                per_frame,
+            }
+        }
+    }
+
+    impl FrameSink for Slow {
+        fn send(&mut self, time_ns: u64, frame: &[u8]) -> std::io::Result<()> {
+            std::thread::sleep(self.per_frame);
+            self.sink.send(time_ns, frame)
+        }
+        fn finish(&mut self) -> std::io::Result<()> {
+            self.sink.finish()
+        }
+    }
+
     fn scenario() -> Scenario {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -354,27 +379,17 @@ mod tests {
     /// (the last partial batch was once dropped that way).
     #[test]
     fn a_slow_sink_still_gets_every_frame() {
-        struct Slow(MemorySink);
-        impl FrameSink for Slow {
-            fn send(&mut self, time_ns: u64, frame: &[u8]) -> std::io::Result<()> {
-                std::thread::sleep(Duration::from_micros(20));
-                self.0.send(time_ns, frame)
-            }
-            fn finish(&mut self) -> std::io::Result<()> {
-                self.0.finish()
-            }
-        }
         let sc = scenario();
         let mut gen_sink = MemorySink::new();
         crate::generate::generate_into(&sc, 3, &mut gen_sink).unwrap();
-        let mut slow = Slow(MemorySink::new());
+        let mut slow = Slow::new(Duration::from_micros(20));
         let s = send_into(&sc, 3, None, Bound::default(), &mut slow).unwrap();
         assert_eq!(s.frames as usize, gen_sink.frames.len());
         assert!(
             !gen_sink.frames.len().is_multiple_of(64),
             "the scenario should end mid-batch"
         );
-        let got: Vec<&Vec<u8>> = slow.0.frames.iter().map(|f| &f.1).collect();
+        let got: Vec<&Vec<u8>> = slow.sink.frames.iter().map(|f| &f.1).collect();
         let want: Vec<&Vec<u8>> = gen_sink.frames.iter().map(|f| &f.1).collect();
         assert_eq!(got, want);
     }
@@ -383,16 +398,6 @@ mod tests {
     /// duration is the last one. Only what load cannot break is asserted: at most one run.
     #[test]
     fn top_speed_stops_once_the_duration_is_up() {
-        struct Slow(MemorySink);
-        impl FrameSink for Slow {
-            fn send(&mut self, time_ns: u64, frame: &[u8]) -> std::io::Result<()> {
-                std::thread::sleep(Duration::from_millis(2));
-                self.0.send(time_ns, frame)
-            }
-            fn finish(&mut self) -> std::io::Result<()> {
-                self.0.finish()
-            }
-        }
         let sc = scenario();
         let mut gen_sink = MemorySink::new();
         crate::generate::generate_into(&sc, 9, &mut gen_sink).unwrap();
@@ -402,10 +407,10 @@ mod tests {
             count: None,
             duration: Some(Duration::from_millis(100)),
         };
-        let mut slow = Slow(MemorySink::new());
+        let mut slow = Slow::new(Duration::from_millis(2));
         let s = send_into(&sc, 9, None, bound, &mut slow).unwrap();
         assert!(s.frames as usize <= MAX_RUN, "{}", s.frames);
-        assert_eq!(s.frames as usize, slow.0.frames.len());
+        assert_eq!(s.frames as usize, slow.sink.frames.len());
     }
 
     #[test]
