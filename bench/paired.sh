@@ -11,14 +11,29 @@
 #
 # `timed FILE CMD...` times one run (below); bench/scale.sh measures with it too.
 #
-# With `paired_warm` set to files (the captures the commands read), they are read whole just
-# before every timed run, so that each run finds them in the page cache as issue 13's figures
+# Before every timed run, the capture files a command names (arguments ending in .pcap or
+# .pcapng) are read whole, so that each run finds them in the page cache as issue 13's figures
 # assume: on the machines these figures come from, the page cache drains while a file is not
 # being read (a 1.1 GB capture went from all to a third resident in a minute, with no memory
 # pressure), and a run right after tshark's 14 s found part of its capture gone.
+# warm ARG...: read whole each argument that names a capture file.
 warm() {
-  local f
-  for f in ${paired_warm:-}; do cat "$f" >/dev/null; done
+  local a
+  for a in "$@"; do
+    case $a in
+      *.pcap | *.pcapng) [ -f "$a" ] && cat "$a" >/dev/null ;;
+    esac
+  done
+  return 0
+}
+
+# warm_cmd 'COMMAND': `warm` the words of a command line (split as the shell would, the
+# backslash escapes of `printf %q` included; nothing in it is run).
+warm_cmd() {
+  local words
+  # shellcheck disable=SC2162 # without -r, on purpose: `a\ b` is one word
+  read -a words <<<"$1"
+  warm "${words[@]}"
 }
 
 paired_runs() {
@@ -28,10 +43,10 @@ paired_runs() {
   sh -c "$a" >/dev/null 2>&1 || true
   sh -c "$b" >/dev/null 2>&1 || true
   for i in $(seq "$runs"); do
-    warm
+    warm_cmd "$a"
     timed "$t" sh -c "$a" >/dev/null 2>&1 || true
     ta=$(tail -1 "$t")
-    warm
+    warm_cmd "$b"
     timed "$t" sh -c "$b" >/dev/null 2>&1 || true
     tb=$(tail -1 "$t")
     echo "$ta $tb" >>"$paired_log"

@@ -74,12 +74,12 @@ scenario small400k 200000 5 256   # 2 M frames, 400,000 flows
 . "$root/bench/paired.sh"
 
 # measure NAME CMD...: median wall seconds and peak RSS (KiB) of RUNS runs -> $secs $rss
-# (each run after reading $paired_warm's captures into the page cache: bench/paired.sh)
+# (each run after reading the captures it names into the page cache: bench/paired.sh)
 measure() {
   local name=$1; shift
   local all=() peak=0
   for _ in $(seq "$runs"); do
-    warm
+    warm "$@"
     timed "$work/$name.time" "$@" >/dev/null 2>"$work/$name.err" || {
       echo "$name failed: $(head -3 "$work/$name.err")" >&2; exit 1; }
     read -r s m <"$work/$name.time"
@@ -96,7 +96,6 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 # leaves small400k's peak RSS in $paired_rss_a
 scaling() {
   local label=$1; shift
-  paired_warm="$many $small"
   paired_runs "$runs" "$(printf '%q ' "$bin" "$@" "$many")" "$(printf '%q ' "$bin" "$@" "$small")"
   rm -f "$paired_log"
   row "$label" "$(printf '%.2f' "$paired_a")" "s" "2,000 flows: $(printf '%.2f' "$paired_b") s" \
@@ -123,7 +122,6 @@ one_kib() {
   local name=$1 label=$2 cap=$work/$1.pcap
   local n bytes
   n=$(frames "$cap"); bytes=$(stat -c %s "$cap")
-  paired_warm=$cap
   # against cat alternately (bench/paired.sh): cat's time is short, and drifts with the host
   paired_runs "$runs" "$(printf '%q ' "$bin" -q analyze -f json "$cap")" "$(printf '%q ' cat "$cap")"
   rm -f "$paired_log"
@@ -138,7 +136,6 @@ one_kib() {
 one_kib frames1k "1 KiB frames"
 one_kib acked1k "1 KiB WRITEs, each ACKed"
 
-paired_warm=$small
 paired_runs "$runs" "$(printf '%q ' "$bin" -q analyze -f json "$small")" "$(printf '%q ' cat "$small")"
 rm -f "$paired_log"
 an_small=$paired_a; rss_small_json=$paired_rss_a
@@ -148,7 +145,6 @@ row "analyze small frames (2,000 flows): bytes/s" "$(awk -v b="$small_bytes" -v 
 # flow scaling: the two captures alternately, the ratio the median of the pairs' ratios
 scaling "analyze 400,000 flows vs 2,000: wall" -q analyze -f json; rss_json=$paired_rss_a
 scaling "  the same with the text report (50 flows)" -q analyze
-paired_warm="$many $small"
 measure an_small_text_all "$bin" -q analyze --flows all "$small"; rss_small_text=$rss
 measure an_many_csv "$bin" -q analyze -f csv "$many"; rss_csv=$rss
 measure an_small_csv "$bin" -q analyze -f csv "$small"; rss_small_csv=$rss
@@ -179,7 +175,6 @@ row "analyze --each -f json (both): wall" "$(printf '%.2f' "$secs")" "s" "peak R
 
 for name in frames1k acked1k; do
   cap=$work/$name.pcap
-  paired_warm=$cap
   measure dis_jsonl "$bin" dissect -f jsonl "$cap"; dis_jsonl=$secs
   ts_fields=$(eval echo "\$ts_fields_$name")
   row "dissect -f jsonl ($name)" "$(printf '%.2f' "$dis_jsonl")" "s" "tshark -T fields" \
