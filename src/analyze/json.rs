@@ -57,7 +57,7 @@ pub struct NaksJson {
 }
 
 /// A duration summary: `{"samples": N, "p50": T, "p99": T, "max": T}`, nulls without samples.
-#[derive(Serialize)]
+#[derive(Serialize, PartialEq, Eq)]
 pub struct LatencyJson {
     pub samples: u64,
     pub p50: Option<u64>,
@@ -66,6 +66,14 @@ pub struct LatencyJson {
 }
 
 impl LatencyJson {
+    /// No samples.
+    pub const EMPTY: LatencyJson = LatencyJson {
+        samples: 0,
+        p50: None,
+        p99: None,
+        max: None,
+    };
+
     #[must_use]
     pub fn new(s: Summary) -> Self {
         let some = |v: u64| (s.samples > 0).then_some(v);
@@ -576,16 +584,10 @@ fn opt(buf: &mut Vec<u8>, start: &[u8], v: Option<impl Into<u64>>) {
 ///
 /// Every line's start is one constant: a 400,000-flow report writes 24 million lines, and
 /// building each start from its parts (comma, indentation, quotes, key) took more time than
-/// its number.
+/// its number. Two runs of members are zero (or empty) in most flows of a large capture,
+/// the counts of things that go wrong and the recovery timings: a quiet run is copied whole,
+/// as its writer made it once ([`Quiet`]).
 fn flow(buf: &mut Vec<u8>, j: &FlowJson) {
-    let latency = |buf: &mut Vec<u8>, start: &[u8], l: &LatencyJson| {
-        buf.extend_from_slice(start);
-        num(buf, inner!({ "samples" }), l.samples);
-        opt(buf, inner!("p50"), l.p50);
-        opt(buf, inner!("p99"), l.p99);
-        opt(buf, inner!("max"), l.max);
-        buf.extend_from_slice(INNER_END);
-    };
     num(buf, member!({ "id" }), j.id);
     buf.extend_from_slice(member!("src"));
     pretty::string(buf, &j.src);
@@ -609,44 +611,158 @@ fn flow(buf: &mut Vec<u8>, j: &FlowJson) {
     num(buf, member!("retransmissions"), j.retransmissions);
     num(buf, member!("implied_timeouts"), j.implied_timeouts);
     num(buf, member!("acks"), j.acks);
-    num(buf, member!("read_responses"), j.read_responses);
-    num(buf, member!("atomic_acks"), j.atomic_acks);
     let n = &j.naks;
-    buf.extend_from_slice(member!("naks"));
-    num(buf, inner!({ "psn_seq_err" }), n.psn_seq_err);
-    num(buf, inner!("rnr"), n.rnr);
-    num(buf, inner!("invalid_request"), n.invalid_request);
-    num(buf, inner!("remote_access"), n.remote_access);
-    num(buf, inner!("remote_op"), n.remote_op);
-    num(buf, inner!("invalid_rd"), n.invalid_rd);
-    buf.extend_from_slice(INNER_END);
-    num(buf, member!("read_requests"), j.read_requests);
-    num(buf, member!("read_response_gaps"), j.read_response_gaps);
-    num(buf, member!("unanswered_reads"), j.unanswered_reads);
-    num(buf, member!("ecn_ce"), j.ecn_ce);
-    num(buf, member!("cnps"), j.cnps);
-    num(buf, member!("throttled_by_cnps"), j.throttled_by_cnps);
-    num(buf, member!("icrc_errors"), j.icrc_errors);
-    num(buf, member!("not_captured"), j.not_captured);
+    let counts = [
+        j.read_responses,
+        j.atomic_acks,
+        n.psn_seq_err,
+        n.rnr,
+        n.invalid_request,
+        n.remote_access,
+        n.remote_op,
+        n.invalid_rd,
+        j.read_requests,
+        j.read_response_gaps,
+        j.unanswered_reads,
+        j.ecn_ce,
+        j.cnps,
+        j.throttled_by_cnps,
+        j.icrc_errors,
+        j.not_captured,
+    ];
+    let quiet = Quiet::get();
+    if counts == [0; COUNTS] {
+        buf.extend_from_slice(&quiet.counts);
+    } else {
+        flow_counts(buf, &counts);
+    }
     latency(buf, member!("ack_latency_ns"), &j.ack_latency_ns);
-    latency(buf, member!("recovery_ns"), &j.recovery_ns);
-    latency(buf, member!("nak_response_ns"), &j.nak_response_ns);
-    latency(buf, member!("nak_generation_ns"), &j.nak_generation_ns);
-    latency(buf, member!("timeout_wait_ns"), &j.timeout_wait_ns);
+    let timings = [
+        &j.recovery_ns,
+        &j.nak_response_ns,
+        &j.nak_generation_ns,
+        &j.timeout_wait_ns,
+    ];
     let k = &j.conformance;
+    let conformance = [
+        k.gbn_wrong_start,
+        k.repeated_nak,
+        k.ack_regression,
+        k.msn_regression,
+        k.read_wrong_restart,
+        k.response_after_fatal_nak,
+    ];
+    if timings.iter().all(|t| **t == LatencyJson::EMPTY) && conformance == [0; CONFORMANCE] {
+        buf.extend_from_slice(&quiet.timings);
+    } else {
+        flow_timings(buf, timings, &conformance);
+    }
+}
+
+/// The members [`flow_counts`] writes.
+const COUNTS: usize = 16;
+/// The members of a flow's `conformance`.
+const CONFORMANCE: usize = 6;
+
+/// The two runs of a flow's members that are most often quiet, as their writers make them
+/// when they are: made once, on first use.
+struct Quiet {
+    counts: Vec<u8>,
+    timings: Vec<u8>,
+}
+
+impl Quiet {
+    fn get() -> &'static Quiet {
+        static QUIET: std::sync::OnceLock<Quiet> = std::sync::OnceLock::new();
+        QUIET.get_or_init(|| {
+            let mut counts = Vec::new();
+            flow_counts(&mut counts, &[0; COUNTS]);
+            let mut timings = Vec::new();
+            let empty = &LatencyJson::EMPTY;
+            flow_timings(&mut timings, [empty; 4], &[0; CONFORMANCE]);
+            Quiet { counts, timings }
+        })
+    }
+}
+
+/// A flow's members from `read_responses` to `not_captured`, in [`flow`]'s order.
+fn flow_counts(buf: &mut Vec<u8>, c: &[u64; COUNTS]) {
+    let [
+        read_responses,
+        atomic_acks,
+        psn_seq_err,
+        rnr,
+        invalid_request,
+        remote_access,
+        remote_op,
+        invalid_rd,
+        read_requests,
+        read_response_gaps,
+        unanswered_reads,
+        ecn_ce,
+        cnps,
+        throttled_by_cnps,
+        icrc_errors,
+        not_captured,
+    ] = *c;
+    num(buf, member!("read_responses"), read_responses);
+    num(buf, member!("atomic_acks"), atomic_acks);
+    buf.extend_from_slice(member!("naks"));
+    num(buf, inner!({ "psn_seq_err" }), psn_seq_err);
+    num(buf, inner!("rnr"), rnr);
+    num(buf, inner!("invalid_request"), invalid_request);
+    num(buf, inner!("remote_access"), remote_access);
+    num(buf, inner!("remote_op"), remote_op);
+    num(buf, inner!("invalid_rd"), invalid_rd);
+    buf.extend_from_slice(INNER_END);
+    num(buf, member!("read_requests"), read_requests);
+    num(buf, member!("read_response_gaps"), read_response_gaps);
+    num(buf, member!("unanswered_reads"), unanswered_reads);
+    num(buf, member!("ecn_ce"), ecn_ce);
+    num(buf, member!("cnps"), cnps);
+    num(buf, member!("throttled_by_cnps"), throttled_by_cnps);
+    num(buf, member!("icrc_errors"), icrc_errors);
+    num(buf, member!("not_captured"), not_captured);
+}
+
+/// A flow's recovery timings and conformance findings, and the flow's end.
+fn flow_timings(buf: &mut Vec<u8>, t: [&LatencyJson; 4], k: &[u64; CONFORMANCE]) {
+    let [recovery, nak_response, nak_generation, timeout_wait] = t;
+    latency(buf, member!("recovery_ns"), recovery);
+    latency(buf, member!("nak_response_ns"), nak_response);
+    latency(buf, member!("nak_generation_ns"), nak_generation);
+    latency(buf, member!("timeout_wait_ns"), timeout_wait);
+    let [
+        gbn_wrong_start,
+        repeated_nak,
+        ack_regression,
+        msn_regression,
+        read_wrong_restart,
+        response_after_fatal_nak,
+    ] = *k;
     buf.extend_from_slice(member!("conformance"));
-    num(buf, inner!({ "gbn_wrong_start" }), k.gbn_wrong_start);
-    num(buf, inner!("repeated_nak"), k.repeated_nak);
-    num(buf, inner!("ack_regression"), k.ack_regression);
-    num(buf, inner!("msn_regression"), k.msn_regression);
-    num(buf, inner!("read_wrong_restart"), k.read_wrong_restart);
+    num(buf, inner!({ "gbn_wrong_start" }), gbn_wrong_start);
+    num(buf, inner!("repeated_nak"), repeated_nak);
+    num(buf, inner!("ack_regression"), ack_regression);
+    num(buf, inner!("msn_regression"), msn_regression);
+    num(buf, inner!("read_wrong_restart"), read_wrong_restart);
     num(
         buf,
         inner!("response_after_fatal_nak"),
-        k.response_after_fatal_nak,
+        response_after_fatal_nak,
     );
     buf.extend_from_slice(INNER_END);
     buf.extend_from_slice(FLOW_END);
+}
+
+/// A duration summary inside a flow, `start` its member's line start.
+fn latency(buf: &mut Vec<u8>, start: &[u8], l: &LatencyJson) {
+    buf.extend_from_slice(start);
+    num(buf, inner!({ "samples" }), l.samples);
+    opt(buf, inner!("p50"), l.p50);
+    opt(buf, inner!("p99"), l.p99);
+    opt(buf, inner!("max"), l.max);
+    buf.extend_from_slice(INNER_END);
 }
 
 /// One event, as serde lays out [`EventJson`].
