@@ -7,6 +7,7 @@
 pub mod csv;
 pub mod each;
 pub mod json;
+mod ordered;
 pub mod parquet;
 mod pretty;
 pub mod taps;

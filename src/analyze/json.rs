@@ -443,8 +443,9 @@ const BLOCK: usize = 64 << 10;
 const FLOW_CHUNK: usize = 256;
 
 /// `,` and the `flows` list. Hundreds of thousands of flows make most of a report's bytes
-/// (1.7 KiB each): they are formatted on up to four threads, a chunk at a time, and written
-/// in order, with a few chunks in flight per thread (the replay is over: the cores are free).
+/// (1.7 KiB each): they are formatted a chunk at a time on up to four threads, this one
+/// included while the output keeps up, and written in order ([`super::ordered`]; the replay
+/// is over: the cores are free).
 fn flows(buf: &mut Vec<u8>, out: &mut dyn Write, flows: &[Flow], hosts: &Hosts) -> io::Result<()> {
     buf.extend_from_slice(b",\n  \"flows\": ");
     if flows.is_empty() {
@@ -477,36 +478,14 @@ fn flows(buf: &mut Vec<u8>, out: &mut dyn Write, flows: &[Flow], hosts: &Hosts) 
             }
         }
     } else {
-        std::thread::scope(|scope| -> io::Result<()> {
-            let mut queues = Vec::with_capacity(threads);
-            for t in 0..threads {
-                let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
-                let (back, spare) = std::sync::mpsc::channel::<Vec<u8>>();
-                let chunks = &chunks;
-                let format = &format;
-                scope.spawn(move || {
-                    for (c, part) in chunks.iter().enumerate().skip(t).step_by(threads) {
-                        let mut into = spare.try_recv().unwrap_or_default();
-                        into.clear();
-                        format(c * FLOW_CHUNK, part, &mut into);
-                        // the writer stopped (an output error): so does this thread
-                        if tx.send(into).is_err() {
-                            return;
-                        }
-                    }
-                });
-                queues.push((rx, back));
+        out.write_all(buf)?;
+        buf.clear();
+        let format_chunk = |c: usize, into: &mut Vec<u8>| {
+            if let Some(part) = chunks.get(c) {
+                format(c * FLOW_CHUNK, part, into);
             }
-            out.write_all(buf)?;
-            buf.clear();
-            for (_, (rx, back)) in chunks.iter().zip(queues.iter().cycle()) {
-                // cannot fail while the thread runs: it sends every chunk of its share
-                let Ok(part) = rx.recv() else { break };
-                out.write_all(&part)?;
-                let _ = back.send(part);
-            }
-            Ok(())
-        })?;
+        };
+        super::ordered::write_chunks(chunks.len(), threads - 1, &format_chunk, out)?;
     }
     buf.extend_from_slice(b"\n  ]");
     Ok(())
