@@ -437,7 +437,7 @@ pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::R
 
 /// What [`write`] holds before handing it to its output.
 const BLOCK: usize = 64 << 10;
-/// Flows formatted at a time by each of [`flows`]' threads (about 1.7 KiB each): a chunk
+/// Flows formatted at a time by one of [`flows`]' threads (about 1.7 KiB each): a chunk
 /// (over 300 KiB) is larger than the standard output's buffer (256 KiB), so that it goes to
 /// the output as it is rather than copied into that buffer first on the writing thread.
 const FLOW_CHUNK: usize = 256;
@@ -453,8 +453,14 @@ fn flows(buf: &mut Vec<u8>, out: &mut dyn Write, flows: &[Flow], hosts: &Hosts) 
         return Ok(());
     }
     buf.push(b'[');
+    out.write_all(buf)?;
+    buf.clear();
     // as pretty::Array lays out items at depth 1
-    let format = |start: usize, part: &[Flow], into: &mut Vec<u8>| {
+    let format = |chunk: usize, into: &mut Vec<u8>| {
+        let Some(part) = flows.chunks(FLOW_CHUNK).nth(chunk) else {
+            return;
+        };
+        let start = chunk * FLOW_CHUNK;
         for (i, f) in part.iter().enumerate() {
             into.extend_from_slice(if start + i == 0 {
                 b"\n    "
@@ -465,28 +471,16 @@ fn flows(buf: &mut Vec<u8>, out: &mut dyn Write, flows: &[Flow], hosts: &Hosts) 
             flow(into, &FlowJson::new(id, f, hosts));
         }
     };
-    let chunks: Vec<&[Flow]> = flows.chunks(FLOW_CHUNK).collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(4);
-    if threads < 2 || chunks.len() < 8 {
-        for (c, part) in chunks.iter().enumerate() {
-            format(c * FLOW_CHUNK, part, buf);
-            if buf.len() >= BLOCK {
-                out.write_all(buf)?;
-                buf.clear();
-            }
-        }
+    let chunks = flows.len().div_ceil(FLOW_CHUNK);
+    // a few chunks are not worth a thread
+    let helpers = if chunks < 8 {
+        0
     } else {
-        out.write_all(buf)?;
-        buf.clear();
-        let format_chunk = |c: usize, into: &mut Vec<u8>| {
-            if let Some(part) = chunks.get(c) {
-                format(c * FLOW_CHUNK, part, into);
-            }
-        };
-        super::ordered::write_chunks(chunks.len(), threads - 1, &format_chunk, out)?;
-    }
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get().min(4))
+            .saturating_sub(1)
+    };
+    super::ordered::write_chunks(chunks, helpers, &format, out)?;
     buf.extend_from_slice(b"\n  ]");
     Ok(())
 }

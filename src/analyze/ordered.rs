@@ -11,8 +11,8 @@
 //! this is 0.98x.
 //!
 //! Chunks are claimed in order by whichever thread is free, each into one of a fixed pool of
-//! buffers that come back once written: at most `window` chunks are formatted and not yet
-//! written, so memory stays bounded whatever the number of chunks.
+//! buffers (two per thread) that come back once written: at most that many chunks are
+//! formatted and not yet written, so memory stays bounded whatever the number of chunks.
 
 // Indexing cannot panic here: slots are indexed modulo their number.
 #![allow(clippy::indexing_slicing)]
@@ -151,27 +151,58 @@ mod test {
         assert_eq!(out, expected(60));
     }
 
-    /// A slow output: the helpers are ahead, bounded by the pool, and nothing is lost.
+    /// A slow output: the helpers run ahead, but never more than two chunks per thread
+    /// beyond what is written, and nothing is lost.
     #[test]
-    fn a_slow_output_gets_every_chunk() {
-        struct Slow(Vec<u8>);
-        impl Write for Slow {
+    fn a_slow_output_bounds_the_chunks_ahead_and_gets_every_chunk() {
+        use std::sync::atomic::AtomicUsize;
+        struct Slow<'a> {
+            bytes: Vec<u8>,
+            written: &'a AtomicUsize,
+        }
+        impl Write for Slow<'_> {
             fn write(&mut self, b: &[u8]) -> io::Result<usize> {
                 std::thread::sleep(Duration::from_micros(300));
-                self.0.extend_from_slice(b);
+                self.bytes.extend_from_slice(b);
+                self.written.fetch_add(1, Ordering::SeqCst);
                 Ok(b.len())
             }
             fn flush(&mut self) -> io::Result<()> {
                 Ok(())
             }
         }
-        let mut out = Slow(Vec::new());
-        write_chunks(200, 2, &make, &mut out).unwrap();
-        assert_eq!(out.0, expected(200));
+        let helpers = 2;
+        let (made, written, most_ahead) = (
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+        );
+        let counted = |c: usize, into: &mut Vec<u8>| {
+            // a chunk is started: those not yet written, this one included
+            let made = made.fetch_add(1, Ordering::SeqCst) + 1;
+            let ahead = made.saturating_sub(written.load(Ordering::SeqCst));
+            most_ahead.fetch_max(ahead, Ordering::SeqCst);
+            make(c, into);
+        };
+        let mut out = Slow {
+            bytes: Vec::new(),
+            written: &written,
+        };
+        write_chunks(200, helpers, &counted, &mut out).unwrap();
+        assert_eq!(out.bytes, expected(200));
+        let most = most_ahead.load(Ordering::SeqCst);
+        assert!(most >= 2, "the helpers never ran ahead ({most})");
+        assert!(
+            most <= 2 * (helpers + 1),
+            "{most} chunks made ahead of the output"
+        );
     }
 
+    /// An output error is returned, and the threads stop formatting: a chunk each at most
+    /// after the buffers they hold.
     #[test]
     fn an_output_error_stops_everything() {
+        use std::sync::atomic::AtomicUsize;
         struct Failing(usize);
         impl Write for Failing {
             fn write(&mut self, b: &[u8]) -> io::Result<usize> {
@@ -186,8 +217,18 @@ mod test {
             }
         }
         for helpers in 0..3 {
-            let err = write_chunks(10_000, helpers, &make, &mut Failing(3)).unwrap_err();
+            let made = AtomicUsize::new(0);
+            let counted = |c: usize, into: &mut Vec<u8>| {
+                made.fetch_add(1, Ordering::SeqCst);
+                make(c, into);
+            };
+            let err = write_chunks(10_000, helpers, &counted, &mut Failing(3)).unwrap_err();
             assert_eq!(err.to_string(), "disk full");
+            let made = made.load(Ordering::SeqCst);
+            assert!(
+                made <= 3 + 1 + 3 * (helpers + 1),
+                "{made} chunks made after the output failed ({helpers} helpers)"
+            );
         }
     }
 }
