@@ -84,52 +84,20 @@ pub fn write(replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
             j.retransmissions,
             j.implied_timeouts,
             j.acks,
-            j.read_responses,
-            j.atomic_acks,
         ] {
             row.num(v);
         }
-        let n = &j.naks;
-        for v in [
-            n.psn_seq_err,
-            n.rnr,
-            n.invalid_request,
-            n.remote_access,
-            n.remote_op,
-            n.invalid_rd,
-        ] {
-            row.num(v);
-        }
-        for v in [
-            j.read_requests,
-            j.read_response_gaps,
-            j.unanswered_reads,
-            j.ecn_ce,
-            j.cnps,
-            j.throttled_by_cnps,
-            j.icrc_errors,
-        ] {
+        // the ACK latency sits between the trouble counts and `not_captured` (§6.6's order)
+        let [counts @ .., not_captured] = j.trouble_counts();
+        for v in counts {
             row.num(v);
         }
         row.latency(&j.ack_latency_ns);
-        row.num(j.not_captured);
-        for t in [
-            &j.recovery_ns,
-            &j.nak_response_ns,
-            &j.nak_generation_ns,
-            &j.timeout_wait_ns,
-        ] {
+        row.num(not_captured);
+        for t in j.timings() {
             row.latency(t);
         }
-        let k = &j.conformance;
-        for v in [
-            k.gbn_wrong_start,
-            k.repeated_nak,
-            k.ack_regression,
-            k.msn_regression,
-            k.read_wrong_restart,
-            k.response_after_fatal_nak,
-        ] {
+        for v in j.conformance.counts() {
             row.num(v);
         }
         row.line.push('\n');

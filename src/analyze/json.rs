@@ -272,6 +272,60 @@ impl FlowJson {
     }
 }
 
+impl FlowJson {
+    /// The counts from `read_responses` to `not_captured`, in the report's order (the NAK
+    /// kinds in their place): what goes wrong, zero in most flows. The JSON writer copies a
+    /// quiet run whole; the CSV row writes the same columns.
+    #[must_use]
+    pub fn trouble_counts(&self) -> [u64; COUNTS] {
+        let n = &self.naks;
+        [
+            self.read_responses,
+            self.atomic_acks,
+            n.psn_seq_err,
+            n.rnr,
+            n.invalid_request,
+            n.remote_access,
+            n.remote_op,
+            n.invalid_rd,
+            self.read_requests,
+            self.read_response_gaps,
+            self.unanswered_reads,
+            self.ecn_ce,
+            self.cnps,
+            self.throttled_by_cnps,
+            self.icrc_errors,
+            self.not_captured,
+        ]
+    }
+
+    /// The recovery timings, in the report's order (after `ack_latency_ns`).
+    #[must_use]
+    pub fn timings(&self) -> [&LatencyJson; 4] {
+        [
+            &self.recovery_ns,
+            &self.nak_response_ns,
+            &self.nak_generation_ns,
+            &self.timeout_wait_ns,
+        ]
+    }
+}
+
+impl ConformanceJson {
+    /// The findings, in the report's order.
+    #[must_use]
+    pub fn counts(&self) -> [u64; CONFORMANCE] {
+        [
+            self.gbn_wrong_start,
+            self.repeated_nak,
+            self.ack_regression,
+            self.msn_regression,
+            self.read_wrong_restart,
+            self.response_after_fatal_nak,
+        ]
+    }
+}
+
 /// The flows, serialized one by one (no table of rows is built).
 struct Flows<'a>(&'a [Flow], &'a Hosts);
 
@@ -584,25 +638,7 @@ fn flow(buf: &mut Vec<u8>, j: &FlowJson) {
     num(buf, member!("retransmissions"), j.retransmissions);
     num(buf, member!("implied_timeouts"), j.implied_timeouts);
     num(buf, member!("acks"), j.acks);
-    let n = &j.naks;
-    let counts = [
-        j.read_responses,
-        j.atomic_acks,
-        n.psn_seq_err,
-        n.rnr,
-        n.invalid_request,
-        n.remote_access,
-        n.remote_op,
-        n.invalid_rd,
-        j.read_requests,
-        j.read_response_gaps,
-        j.unanswered_reads,
-        j.ecn_ce,
-        j.cnps,
-        j.throttled_by_cnps,
-        j.icrc_errors,
-        j.not_captured,
-    ];
+    let counts = j.trouble_counts();
     let quiet = Quiet::get();
     if counts == [0; COUNTS] {
         buf.extend_from_slice(&quiet.counts);
@@ -610,21 +646,8 @@ fn flow(buf: &mut Vec<u8>, j: &FlowJson) {
         flow_counts(buf, &counts);
     }
     latency(buf, member!("ack_latency_ns"), &j.ack_latency_ns);
-    let timings = [
-        &j.recovery_ns,
-        &j.nak_response_ns,
-        &j.nak_generation_ns,
-        &j.timeout_wait_ns,
-    ];
-    let k = &j.conformance;
-    let conformance = [
-        k.gbn_wrong_start,
-        k.repeated_nak,
-        k.ack_regression,
-        k.msn_regression,
-        k.read_wrong_restart,
-        k.response_after_fatal_nak,
-    ];
+    let timings = j.timings();
+    let conformance = j.conformance.counts();
     if timings.iter().all(|t| **t == LatencyJson::EMPTY) && conformance == [0; CONFORMANCE] {
         buf.extend_from_slice(&quiet.timings);
     } else {
@@ -632,10 +655,10 @@ fn flow(buf: &mut Vec<u8>, j: &FlowJson) {
     }
 }
 
-/// The members [`flow_counts`] writes.
-const COUNTS: usize = 16;
+/// The members [`flow_counts`] writes ([`FlowJson::trouble_counts`]).
+pub const COUNTS: usize = 16;
 /// The members of a flow's `conformance`.
-const CONFORMANCE: usize = 6;
+pub const CONFORMANCE: usize = 6;
 
 /// The two runs of a flow's members that are most often quiet, as their writers make them
 /// when they are: made once, on first use.
