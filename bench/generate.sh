@@ -5,37 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 messages=${1:-5000}
-cargo build --release --quiet --bin rocescope
-bin=${CARGO_TARGET_DIR:-target}/release/rocescope
+# ROCESCOPE=BINARY measures another build (bench/binary.sh)
+. bench/binary.sh
+rocescope_binary release
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-cat >"$dir/bulk.toml" <<TOML
-[link]
-speed_gbps = 400
-stop_ns = 3600000000000
-max_frames = 100000000
-[[host]]
-name = "a"
-mac = "02:00:00:00:00:01"
-ip = "10.0.0.1"
-[[host]]
-name = "b"
-mac = "02:00:00:00:00:02"
-ip = "10.0.0.2"
-[[connection]]
-name = "c"
-transport = "rc"
-requester = "a"
-responder = "b"
-requester_qpn = 17
-responder_qpn = 18
-pmtu = 1024
-[[traffic]]
-connection = "c"
-op = "write"
-size = 1048576
-messages = $messages
-TOML
+. bench/bulk.sh
+bulk_scenario "$dir/bulk.toml" "$messages"
 start=$(date +%s.%N)
 out=$("$bin" generate "$dir/bulk.toml" -o /dev/null 2>&1)
 end=$(date +%s.%N)

@@ -22,33 +22,8 @@ tx=rocescope-live-tx-$$
 rx=rocescope-live-rx-$$
 cleanup() { ip netns del "$tx" 2>/dev/null || true; ip netns del "$rx" 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
-cat >"$dir/bulk.toml" <<TOML
-[link]
-speed_gbps = 400
-stop_ns = 3600000000000
-max_frames = 100000000
-[[host]]
-name = "a"
-mac = "02:00:00:00:00:01"
-ip = "10.0.0.1"
-[[host]]
-name = "b"
-mac = "02:00:00:00:00:02"
-ip = "10.0.0.2"
-[[connection]]
-name = "c"
-transport = "rc"
-requester = "a"
-responder = "b"
-requester_qpn = 17
-responder_qpn = 18
-pmtu = 1024
-[[traffic]]
-connection = "c"
-op = "write"
-size = 1048576
-messages = $messages
-TOML
+. bench/bulk.sh
+bulk_scenario "$dir/bulk.toml" "$messages"
 ip netns add "$tx"
 ip netns add "$rx"
 for ns in "$tx" "$rx"; do
