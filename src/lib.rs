@@ -36,6 +36,7 @@ pub mod dissect;
 pub mod filter;
 pub mod frame;
 pub mod generate;
+pub mod huge_pages;
 pub mod live;
 pub mod outfile;
 pub mod record;

@@ -1,0 +1,176 @@
+//! Transparent huge pages for the heap of a large replay, asked for through glibc's own switch.
+//!
+//! A replay's state grows with the flows it meets (about 76 MiB at 400,000 flows), and every
+//! 4 KiB page of it is first touched by a page fault: 1.7–2.4 µs each on the virtual machines
+//! the figures of issue 13 come from, a tenth of `analyze`'s time at 400,000 flows. Where the
+//! kernel gives huge pages only to memory that asks for them (`madvise` in
+//! `/sys/kernel/mm/transparent_hugepage/enabled`, the default of several distributions),
+//! glibc's malloc asks when its tunable `glibc.malloc.hugetlb=1` is set. glibc reads tunables
+//! only from the environment, at start-up (there is no `mallopt` for this one, and asking the
+//! kernel directly, `madvise`, would need unsafe code). So `analyze` on capture files large
+//! enough to hold that many flows runs itself again, once, with the tunable added: the same
+//! arguments, standard streams and process. (`inspect` gained nothing measurable from it.)
+//!
+//! Measured on `bench/scale.sh`'s captures (11 alternating pairs, tunable against none):
+//! 400,000 flows 0.886× wall for 3 MiB more peak RSS; 2,000 flows 0.988×; 1 KiB frames over
+//! 64 QPs 1.015× (no change). Starting again costs about 1.5 ms, nothing beside a replay of a
+//! capture this large.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use crate::cli::{Cli, Command};
+
+/// Captures smaller than this (all files together) are replayed as they are: too few frames
+/// for enough flows to fault much, and the start-up again would show.
+pub const LARGE_CAPTURES: u64 = 256 << 20;
+
+/// The tunable, as glibc spells it.
+const TUNABLE: &str = "glibc.malloc.hugetlb";
+
+/// Runs the program again with glibc's huge-page tunable when [`worth_it`] says so; returns
+/// when it does not, or when the new start failed (the run then goes on without it).
+pub fn reexec_if_worth_it(cli: &Cli) {
+    if !cfg!(all(target_os = "linux", target_env = "gnu")) {
+        return;
+    }
+    let Ok(thp) = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled") else {
+        return;
+    };
+    let tunables = std::env::var_os("GLIBC_TUNABLES");
+    let Some(tunables) = worth_it(cli, &thp, tunables.as_deref(), file_len) else {
+        return;
+    };
+    reexec(tunables);
+}
+
+#[cfg(unix)]
+fn reexec(tunables: OsString) {
+    use std::os::unix::process::CommandExt;
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut args = std::env::args_os();
+    let arg0 = args.next().unwrap_or_else(|| exe.clone().into_os_string());
+    // `exec` returns only on failure: the run goes on here, without huge pages
+    let _ = std::process::Command::new(exe)
+        .arg0(arg0)
+        .args(args)
+        .env("GLIBC_TUNABLES", tunables)
+        .exec();
+}
+
+#[cfg(not(unix))]
+fn reexec(_: OsString) {}
+
+fn file_len(path: &Path) -> Option<u64> {
+    std::fs::metadata(path).ok().map(|m| m.len())
+}
+
+/// The `GLIBC_TUNABLES` to start again with, or `None` to go on as we are: `thp` is the
+/// kernel's transparent-huge-page mode (the `enabled` file, the chosen one in brackets),
+/// `tunables` the environment's, `len` a capture file's size.
+///
+/// Worth it: `analyze` of capture files (no standard input, no live interface)
+/// of [`LARGE_CAPTURES`] or more, with huge pages given on request only (`always` gives them
+/// anyway, `never` not at all), and the tunable not set already (by an earlier start, or by a
+/// user who chose otherwise).
+fn worth_it(
+    cli: &Cli,
+    thp: &str,
+    tunables: Option<&std::ffi::OsStr>,
+    len: impl Fn(&Path) -> Option<u64>,
+) -> Option<OsString> {
+    if !thp.contains("[madvise]") {
+        return None;
+    }
+    if tunables.is_some_and(|t| t.to_string_lossy().contains(TUNABLE)) {
+        return None;
+    }
+    let Command::Analyze(a) = &cli.cmd else {
+        return None;
+    };
+    if a.live.iface.is_some() {
+        return None;
+    }
+    let mut total = 0u64;
+    for f in a.captures.iter().chain(&a.tap) {
+        if f.as_os_str() == "-" {
+            return None;
+        }
+        total = total.saturating_add(len(f)?);
+    }
+    if total < LARGE_CAPTURES {
+        return None;
+    }
+    let mut out = OsString::new();
+    if let Some(t) = tunables.filter(|t| !t.is_empty()) {
+        out.push(t);
+        out.push(":");
+    }
+    out.push(TUNABLE);
+    out.push("=1");
+    Some(out)
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use clap::Parser;
+
+    const MADVISE: &str = "always [madvise] never\n";
+
+    fn cli(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("rocescope").chain(args.iter().copied()))
+            .expect("arguments parse")
+    }
+
+    fn big(_: &Path) -> Option<u64> {
+        Some(LARGE_CAPTURES)
+    }
+
+    fn small(_: &Path) -> Option<u64> {
+        Some(LARGE_CAPTURES / 2 - 1)
+    }
+
+    #[test]
+    fn a_large_replay_starts_again_with_the_tunable_added() {
+        let analyze = cli(&["analyze", "-f", "json", "a.pcap"]);
+        assert_eq!(
+            worth_it(&analyze, MADVISE, None, big),
+            Some(OsString::from("glibc.malloc.hugetlb=1"))
+        );
+        let kept = OsString::from("glibc.malloc.arena_max=2");
+        assert_eq!(
+            worth_it(&analyze, MADVISE, Some(&kept), big),
+            Some(OsString::from(
+                "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+            ))
+        );
+        // two files that are large together
+        let two = cli(&["analyze", "a.pcap", "b.pcap"]);
+        assert!(worth_it(&two, MADVISE, None, |_| Some(LARGE_CAPTURES / 2)).is_some());
+        assert!(worth_it(&two, MADVISE, None, small).is_none());
+    }
+
+    #[test]
+    fn otherwise_the_run_goes_on_as_it_is() {
+        let analyze = cli(&["analyze", "a.pcap"]);
+        // small, unreadable, standard input
+        assert!(worth_it(&analyze, MADVISE, None, small).is_none());
+        assert!(worth_it(&analyze, MADVISE, None, |_| None).is_none());
+        assert!(worth_it(&cli(&["analyze", "-"]), MADVISE, None, big).is_none());
+        // the kernel gives huge pages to all memory, or to none
+        assert!(worth_it(&analyze, "[always] madvise never\n", None, big).is_none());
+        assert!(worth_it(&analyze, "always madvise [never]\n", None, big).is_none());
+        // set already: by the first start, or by the user either way
+        for set in ["glibc.malloc.hugetlb=1", "glibc.malloc.hugetlb=0"] {
+            assert!(worth_it(&analyze, MADVISE, Some(&OsString::from(set)), big).is_none());
+        }
+        // other commands: the inspector's replay gained nothing measurable (bench/inspect-open.sh
+        // on 10 M frames: first screen, G and the flow table as fast) for 6 MiB more
+        for other in ["dissect", "inspect"] {
+            assert!(worth_it(&cli(&[other, "a.pcap"]), MADVISE, None, big).is_none());
+        }
+    }
+}
