@@ -11,10 +11,10 @@
 //! enough to hold that many flows runs itself again, once, with the tunable added: the same
 //! arguments, standard streams and process. (`inspect` gained nothing measurable from it.)
 //!
-//! Measured on `bench/scale.sh`'s captures (11 alternating pairs, tunable against none):
-//! 400,000 flows 0.886× wall for 3 MiB more peak RSS; 2,000 flows 0.988×; 1 KiB frames over
-//! 64 QPs 1.015× (no change). Starting again costs about 1.5 ms, nothing beside a replay of a
-//! capture this large.
+//! Measured on `bench/scale.sh`'s captures (`dist` builds with and without this, 11 to 21
+//! alternating pairs): 400,000 flows 0.886× to 0.940× wall (the machine's fast and slow
+//! phases) for 3.4 MiB more peak RSS; 2,000 flows 0.988× to 0.998×; 1 KiB frames over 64 QPs
+//! 0.994×. Starting again costs about 1.5 ms, nothing beside a replay of a capture this large.
 
 use std::ffi::OsString;
 use std::path::Path;
