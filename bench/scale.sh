@@ -4,6 +4,7 @@
 #
 #   bench/scale.sh [WORKDIR]      (default target/scale; captures are kept and reused there)
 #   RUNS=5 bench/scale.sh          runs per figure (medians; default 3)
+#   QUICK=21 bench/scale.sh        pairs for the rows without tshark (default 11)
 #   EXTRA=0 bench/scale.sh         without the inspector's and send's scripts
 #   ROCESCOPE=BINARY bench/scale.sh  another build than Cargo.toml's `dist` (built by default)
 #
@@ -34,6 +35,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/target/scale}
 runs=${RUNS:-3}
+# The rows without tshark (against cat, flow scaling, two taps) are runs of a fraction of a
+# second whose ratios move with the machine's phases: with 3 pairs one slow stretch set the
+# JSON flow scaling at 1.82x where 11 pairs, a minute later, gave 1.51x. They cost little more.
+quick=${QUICK:-11}
 mkdir -p "$work"
 command -v tshark >/dev/null || { echo "tshark not found (apt-get install tshark)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "/usr/bin/time not found (apt-get install time)" >&2; exit 2; }
@@ -96,7 +101,7 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 # leaves small400k's peak RSS in $paired_rss_a
 scaling() {
   local label=$1; shift
-  paired_runs "$runs" "$(printf '%q ' "$bin" "$@" "$many")" "$(printf '%q ' "$bin" "$@" "$small")"
+  paired_runs "$quick" "$(printf '%q ' "$bin" "$@" "$many")" "$(printf '%q ' "$bin" "$@" "$small")"
   rm -f "$paired_log"
   row "$label" "$(printf '%.2f' "$paired_a")" "s" "2,000 flows: $(printf '%.2f' "$paired_b") s" \
     "$(awk -v r="$paired_ratio" 'BEGIN{printf "%.2fx", r}')" "<= 1.5x"
@@ -124,7 +129,7 @@ one_kib() {
   local n bytes
   n=$(frames "$cap"); bytes=$(stat -c %s "$cap")
   # against cat alternately (bench/paired.sh): cat's time is short, and drifts with the host
-  paired_runs "$runs" "$(printf '%q ' "$bin" -q analyze -f json "$cap")" "$(printf '%q ' cat "$cap")"
+  paired_runs "$quick" "$(printf '%q ' "$bin" -q analyze -f json "$cap")" "$(printf '%q ' cat "$cap")"
   rm -f "$paired_log"
   local an_s=$paired_a to_cat=$paired_ratio
   # against dissect alternately too: a slow phase of the machine during one side's runs
@@ -143,7 +148,7 @@ one_kib() {
 one_kib frames1k "1 KiB frames"
 one_kib acked1k "1 KiB WRITEs, each ACKed"
 
-paired_runs "$runs" "$(printf '%q ' "$bin" -q analyze -f json "$small")" "$(printf '%q ' cat "$small")"
+paired_runs "$quick" "$(printf '%q ' "$bin" -q analyze -f json "$small")" "$(printf '%q ' cat "$small")"
 rm -f "$paired_log"
 an_small=$paired_a; rss_small_json=$paired_rss_a
 row "analyze small frames (2,000 flows): bytes/s" "$(awk -v b="$small_bytes" -v s="$an_small" 'BEGIN{printf "%.0f", b/s/1e6}')" "MB/s" \
@@ -168,7 +173,7 @@ for f in json csv text parquet; do
 done
 
 # two capture points (§6.8), each capture given as both taps: the matcher's cost by flows
-paired_runs "$runs" "$(printf '%q ' "$bin" -q analyze --tap "$many" --tap "$many")" \
+paired_runs "$quick" "$(printf '%q ' "$bin" -q analyze --tap "$many" --tap "$many")" \
   "$(printf '%q ' "$bin" -q analyze --tap "$small" --tap "$small")"
 rm -f "$paired_log"
 row "analyze --tap, 400,000 flows vs 2,000: wall" "$(printf '%.2f' "$paired_a")" "s" \
