@@ -270,9 +270,7 @@ impl FlowJson {
             },
         }
     }
-}
 
-impl FlowJson {
     /// The counts from `read_responses` to `not_captured`, in the report's order (the NAK
     /// kinds in their place): what goes wrong, zero in most flows. The JSON writer copies a
     /// quiet run whole; the CSV row writes the same columns.
@@ -656,9 +654,9 @@ fn flow(buf: &mut Vec<u8>, j: &FlowJson) {
 }
 
 /// The members [`flow_counts`] writes ([`FlowJson::trouble_counts`]).
-pub const COUNTS: usize = 16;
+const COUNTS: usize = 16;
 /// The members of a flow's `conformance`.
-pub const CONFORMANCE: usize = 6;
+const CONFORMANCE: usize = 6;
 
 /// The two runs of a flow's members that are most often quiet, as their writers make them
 /// when they are: made once, on first use.
