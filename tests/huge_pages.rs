@@ -10,52 +10,24 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use rocescope::huge_pages::LARGE_CAPTURES;
+use rocescope::sink::{FrameSink, PcapNgWriter};
 
-/// A pcapng block: type, total length, body (padded to 4 bytes), total length again.
-fn block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
-    let padded = body.len().next_multiple_of(4);
-    let total = u32::try_from(12 + padded).expect("small block");
-    out.extend_from_slice(&kind.to_le_bytes());
-    out.extend_from_slice(&total.to_le_bytes());
-    out.extend_from_slice(body);
-    out.resize(out.len() + padded - body.len(), 0);
-    out.extend_from_slice(&total.to_le_bytes());
-}
-
-/// `frames` as a pcapng section (Ethernet, microsecond timestamps), then blocks of a type no
-/// reader knows until the file is `LARGE_CAPTURES` long: their bodies are holes in a sparse
+/// `frames` as a pcapng (the crate's own writer: Ethernet, 10 µs apart), then blocks of a type
+/// no reader knows until the file is `LARGE_CAPTURES` long: their bodies are holes in a sparse
 /// file, so the test neither writes nor reads hundreds of megabytes of its own.
 fn write_large(path: &Path, frames: &[Vec<u8>]) {
-    let mut head = Vec::new();
-    let mut shb = Vec::new();
-    shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
-    shb.extend_from_slice(&1u16.to_le_bytes());
-    shb.extend_from_slice(&0u16.to_le_bytes());
-    shb.extend_from_slice(&(-1i64).to_le_bytes());
-    block(&mut head, 0x0A0D_0D0A, &shb);
-    let mut idb = Vec::new();
-    idb.extend_from_slice(&1u16.to_le_bytes()); // Ethernet
-    idb.extend_from_slice(&0u16.to_le_bytes());
-    idb.extend_from_slice(&0u32.to_le_bytes());
-    block(&mut head, 1, &idb);
+    let file = std::fs::File::create(path).expect("create the capture");
+    let mut writer = PcapNgWriter::new(file).expect("pcapng header");
     for (i, f) in (0u64..).zip(frames) {
-        let micros = 1_700_000_000_000_000 + i * 10;
-        let len = u32::try_from(f.len()).expect("frame length");
-        let mut epb = Vec::new();
-        epb.extend_from_slice(&0u32.to_le_bytes());
-        epb.extend_from_slice(&((micros >> 32) as u32).to_le_bytes());
-        epb.extend_from_slice(&(micros as u32).to_le_bytes());
-        epb.extend_from_slice(&len.to_le_bytes());
-        epb.extend_from_slice(&len.to_le_bytes());
-        epb.extend_from_slice(f);
-        block(&mut head, 6, &epb);
+        writer
+            .send(1_700_000_000_000_000_000 + i * 10_000, f)
+            .expect("write a frame");
     }
-    let mut file = std::fs::File::create(path).expect("create the capture");
-    file.write_all(&head).expect("write the frames");
+    let mut file = writer.into_inner().expect("flush the frames");
     // below the reader's largest block (64 MiB), a type with the local-use bit set
     const BODY: u64 = 60 << 20;
     let total = u32::try_from(12 + BODY).expect("fits");
-    let mut len = head.len() as u64;
+    let mut len = file.stream_position().expect("position");
     while len < LARGE_CAPTURES {
         file.write_all(&0x8000_0BADu32.to_le_bytes())
             .expect("write");
