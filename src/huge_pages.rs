@@ -34,11 +34,9 @@ pub fn reexec_if_worth_it(cli: &Cli) {
     if !cfg!(all(target_os = "linux", target_env = "gnu")) {
         return;
     }
-    let Ok(thp) = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled") else {
-        return;
-    };
     let tunables = std::env::var_os("GLIBC_TUNABLES");
-    let Some(tunables) = worth_it(cli, &thp, tunables.as_deref(), file_len) else {
+    let thp = || std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok();
+    let Some(tunables) = worth_it(cli, thp, tunables.as_deref(), file_len) else {
         return;
     };
     reexec(tunables);
@@ -67,9 +65,10 @@ fn file_len(path: &Path) -> Option<u64> {
     std::fs::metadata(path).ok().map(|m| m.len())
 }
 
-/// The `GLIBC_TUNABLES` to start again with, or `None` to go on as we are: `thp` is the
-/// kernel's transparent-huge-page mode (the `enabled` file, the chosen one in brackets),
-/// `tunables` the environment's, `len` a capture file's size.
+/// The `GLIBC_TUNABLES` to start again with, or `None` to go on as we are: `thp` reads the
+/// kernel's transparent-huge-page mode (the `enabled` file, the chosen one in brackets; read
+/// last, only for a large `analyze`), `tunables` is the environment's, `len` a capture file's
+/// size.
 ///
 /// Worth it: `analyze` of capture files (no standard input, no live interface)
 /// of [`LARGE_CAPTURES`] or more, with huge pages given on request only (`always` gives them
@@ -77,13 +76,10 @@ fn file_len(path: &Path) -> Option<u64> {
 /// user who chose otherwise).
 fn worth_it(
     cli: &Cli,
-    thp: &str,
+    thp: impl FnOnce() -> Option<String>,
     tunables: Option<&std::ffi::OsStr>,
     len: impl Fn(&Path) -> Option<u64>,
 ) -> Option<OsString> {
-    if !thp.contains("[madvise]") {
-        return None;
-    }
     if tunables.is_some_and(|t| t.to_string_lossy().contains(TUNABLE)) {
         return None;
     }
@@ -100,7 +96,7 @@ fn worth_it(
         }
         total = total.saturating_add(len(f)?);
     }
-    if total < LARGE_CAPTURES {
+    if total < LARGE_CAPTURES || !thp()?.contains("[madvise]") {
         return None;
     }
     let mut out = OsString::new();
@@ -120,6 +116,11 @@ mod test {
 
     const MADVISE: &str = "always [madvise] never\n";
 
+    /// The kernel's mode as `worth_it` reads it.
+    fn mode(text: &'static str) -> impl FnOnce() -> Option<String> {
+        move || Some(text.to_owned())
+    }
+
     fn cli(args: &[&str]) -> Cli {
         Cli::try_parse_from(std::iter::once("rocescope").chain(args.iter().copied()))
             .expect("arguments parse")
@@ -137,40 +138,45 @@ mod test {
     fn a_large_replay_starts_again_with_the_tunable_added() {
         let analyze = cli(&["analyze", "-f", "json", "a.pcap"]);
         assert_eq!(
-            worth_it(&analyze, MADVISE, None, big),
+            worth_it(&analyze, mode(MADVISE), None, big),
             Some(OsString::from("glibc.malloc.hugetlb=1"))
         );
         let kept = OsString::from("glibc.malloc.arena_max=2");
         assert_eq!(
-            worth_it(&analyze, MADVISE, Some(&kept), big),
+            worth_it(&analyze, mode(MADVISE), Some(&kept), big),
             Some(OsString::from(
                 "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
             ))
         );
         // two files that are large together
         let two = cli(&["analyze", "a.pcap", "b.pcap"]);
-        assert!(worth_it(&two, MADVISE, None, |_| Some(LARGE_CAPTURES / 2)).is_some());
-        assert!(worth_it(&two, MADVISE, None, small).is_none());
+        assert!(worth_it(&two, mode(MADVISE), None, |_| Some(LARGE_CAPTURES / 2)).is_some());
+        assert!(worth_it(&two, mode(MADVISE), None, small).is_none());
     }
 
     #[test]
     fn otherwise_the_run_goes_on_as_it_is() {
         let analyze = cli(&["analyze", "a.pcap"]);
         // small, unreadable, standard input
-        assert!(worth_it(&analyze, MADVISE, None, small).is_none());
-        assert!(worth_it(&analyze, MADVISE, None, |_| None).is_none());
-        assert!(worth_it(&cli(&["analyze", "-"]), MADVISE, None, big).is_none());
+        // not even the kernel's mode is read for a run that could not use it
+        let unread = || -> Option<String> { panic!("the kernel's THP mode was read") };
+        assert!(worth_it(&analyze, unread, None, small).is_none());
+        assert!(worth_it(&cli(&["dissect", "a.pcap"]), unread, None, big).is_none());
+        // no mode to read (no THP in this kernel)
+        assert!(worth_it(&analyze, || None, None, big).is_none());
+        assert!(worth_it(&analyze, mode(MADVISE), None, |_| None).is_none());
+        assert!(worth_it(&cli(&["analyze", "-"]), mode(MADVISE), None, big).is_none());
         // the kernel gives huge pages to all memory, or to none
-        assert!(worth_it(&analyze, "[always] madvise never\n", None, big).is_none());
-        assert!(worth_it(&analyze, "always madvise [never]\n", None, big).is_none());
+        assert!(worth_it(&analyze, mode("[always] madvise never\n"), None, big).is_none());
+        assert!(worth_it(&analyze, mode("always madvise [never]\n"), None, big).is_none());
         // set already: by the first start, or by the user either way
         for set in ["glibc.malloc.hugetlb=1", "glibc.malloc.hugetlb=0"] {
-            assert!(worth_it(&analyze, MADVISE, Some(&OsString::from(set)), big).is_none());
+            assert!(worth_it(&analyze, mode(MADVISE), Some(&OsString::from(set)), big).is_none());
         }
         // other commands: the inspector's replay gained nothing measurable (bench/inspect-open.sh
         // on 10 M frames: first screen, G and the flow table as fast) for 6 MiB more
         for other in ["dissect", "inspect"] {
-            assert!(worth_it(&cli(&[other, "a.pcap"]), MADVISE, None, big).is_none());
+            assert!(worth_it(&cli(&[other, "a.pcap"]), mode(MADVISE), None, big).is_none());
         }
     }
 }
