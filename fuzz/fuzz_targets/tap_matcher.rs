@@ -88,7 +88,7 @@ fuzz_target!(|input: Input| {
         .take(8)
         .map(|&(a, b)| (key(a % 4), key(b % 4)))
         .collect();
-    let b = m.finish(&pairs);
+    let b = m.finish(pairs.iter().copied());
     assert!(b.flows.len() <= 4);
     for f in &b.flows {
         let i = usize::try_from(f.key.dest_qp).unwrap();

@@ -28,7 +28,7 @@
 
 use super::compact::FewDeque;
 use super::event::{FlowKey, Icrc, PacketEvent};
-use super::hash::FxHashMap;
+use super::hash::{FxHashMap, FxHashSet};
 use super::hosts::{HostKey, Hosts};
 use super::sketch::Sketch;
 use crate::replay::Kind;
@@ -294,6 +294,48 @@ struct FlowState {
     d_median: SignedSketch,
 }
 
+impl FlowState {
+    /// The flow's result, its delays shifted by `offset` (this connection's, else the
+    /// capture's; `est` is the estimate the samples were taken with).
+    fn result(self, key: FlowKey, offset: Option<i64>, est: i64) -> FlowBetween {
+        let n = self.delay.count();
+        let delay = match (self.upstream, offset) {
+            (Some(up), Some(off)) => {
+                // oriented sample s = ±(d − est); delay = ±(d − off) = s ∓ (off − est)
+                let shift = if up == 0 { off - est } else { est - off };
+                Delays {
+                    samples: n,
+                    p50: self.delay.percentile(50).map(|v| v - shift),
+                    p99: self.delay.percentile(99).map(|v| v - shift),
+                    max: self.delay.max().map(|v| v - shift),
+                }
+            }
+            // no offset: relative to the flow's smallest
+            (Some(_), None) => {
+                let lo = self.delay.min().unwrap_or(0);
+                Delays {
+                    samples: n,
+                    p50: self.delay.percentile(50).map(|v| v - lo),
+                    p99: self.delay.percentile(99).map(|v| v - lo),
+                    max: self.delay.max().map(|v| v - lo),
+                }
+            }
+            (None, _) => Delays::default(),
+        };
+        FlowBetween {
+            key,
+            upstream: self.upstream,
+            packets: self.packets,
+            counts: self.counts,
+            delay,
+        }
+    }
+}
+
+/// Flows whose state [`Matcher::finish`] turns into results between two shrinks of the
+/// table (each gives back their memory: 16,384 flows, 5.6 MB).
+const SHRINK_EVERY: usize = 16_384;
+
 /// The matcher (see the module's text).
 #[derive(Debug)]
 pub struct Matcher {
@@ -553,9 +595,10 @@ impl Matcher {
     }
 
     /// Every copy still waiting leaves the window; the offsets of `connections` (pairs of flow
-    /// keys, either order) and of the capture; each flow's delays with its offset removed.
+    /// keys, either order; a pair given again counts once) and of the capture; each flow's
+    /// delays with its offset removed.
     #[must_use]
-    pub fn finish(mut self, connections: &[(FlowKey, FlowKey)]) -> Between {
+    pub fn finish(mut self, connections: impl IntoIterator<Item = (FlowKey, FlowKey)>) -> Between {
         self.expire(i64::MAX, i64::MAX);
         for f in &mut self.flows {
             if let Some(up) = f.upstream {
@@ -568,15 +611,21 @@ impl Matcher {
         let est = self.estimate_ns;
         let mut offsets = Vec::new();
         let mut flow_offset: Vec<Option<i64>> = vec![None; self.flows.len()];
+        // a fabric's taps pair hundreds of thousands of connections, each given once per
+        // flow and tap: met as pairs of ids (8 bytes), not of keys (80)
+        let mut met: FxHashSet<(u32, u32)> = FxHashSet::default();
         for (a, b) in connections {
             let id = |k| {
                 self.hosts
-                    .lookup(k)
+                    .lookup(&k)
                     .and_then(|k| self.index.get(&k).copied())
             };
             let (Some(ia), Some(ib)) = (id(a), id(b)) else {
                 continue;
             };
+            if !met.insert((ia, ib)) {
+                continue;
+            }
             // d's extremes are those of d minus the estimate, plus the estimate (the
             // subtraction saturates only past 2^62 ns, a century after the epoch)
             let differences = |f: &FlowState| {
@@ -603,45 +652,22 @@ impl Matcher {
             });
         }
         let offset_ns = median(&mut offsets.iter().map(|c| c.offset_ns).collect::<Vec<_>>());
-        let flows = self
-            .flows
-            .iter()
-            .zip(&self.keys)
-            .zip(flow_offset)
-            .map(|((f, key), own)| {
-                let n = f.delay.count();
-                let delay = match (f.upstream, own.or(offset_ns)) {
-                    (Some(up), Some(off)) => {
-                        // oriented sample s = ±(d − est); delay = ±(d − off) = s ∓ (off − est)
-                        let shift = if up == 0 { off - est } else { est - off };
-                        Delays {
-                            samples: n,
-                            p50: f.delay.percentile(50).map(|v| v - shift),
-                            p99: f.delay.percentile(99).map(|v| v - shift),
-                            max: f.delay.max().map(|v| v - shift),
-                        }
-                    }
-                    // no offset: relative to the flow's smallest
-                    (Some(_), None) => {
-                        let lo = f.delay.min().unwrap_or(0);
-                        Delays {
-                            samples: n,
-                            p50: f.delay.percentile(50).map(|v| v - lo),
-                            p99: f.delay.percentile(99).map(|v| v - lo),
-                            max: f.delay.max().map(|v| v - lo),
-                        }
-                    }
-                    (None, _) => Delays::default(),
-                };
-                FlowBetween {
-                    key: self.hosts.key(key),
-                    upstream: f.upstream,
-                    packets: f.packets,
-                    counts: f.counts,
-                    delay,
-                }
-            })
-            .collect();
+        // From the last flow back, the table shrinking as its results grow: with hundreds of
+        // thousands of flows, the table and the results at once were the run's peak memory.
+        let mut states = std::mem::take(&mut self.flows);
+        let mut flows = Vec::with_capacity(states.len());
+        while let Some(f) = states.pop() {
+            let at = states.len();
+            let own = flow_offset.get(at).copied().flatten();
+            let key = self.keys.get(at).map(|k| self.hosts.key(k));
+            if let Some(key) = key {
+                flows.push(f.result(key, own.or(offset_ns), est));
+            }
+            if at.is_multiple_of(SHRINK_EVERY) {
+                states.shrink_to_fit();
+            }
+        }
+        flows.reverse();
         let mut events = self.events;
         events.sort_by_key(|e| e.time_ns);
         Between {
@@ -739,7 +765,7 @@ mod tests {
             all.push(x);
         }
         run(&mut m, &[fwd], all);
-        let b = m.finish(&[]);
+        let b = m.finish(None);
         let f = &b.flows[0];
         assert_eq!(f.upstream, Some(0));
         assert_eq!(
@@ -795,7 +821,8 @@ mod tests {
             ));
         }
         run(&mut m, &[fwd, bwd], all);
-        let b = m.finish(&[(fwd, bwd)]);
+        // given as the driver gives it: once per flow and tap
+        let b = m.finish([(fwd, bwd); 4]);
         assert_eq!(b.offset_ns, Some(off));
         assert_eq!(b.connections.len(), 1);
         let (f, g) = (&b.flows[0], &b.flows[1]);
@@ -827,7 +854,7 @@ mod tests {
         all.push(s(1, 11, 20_001, back, 10));
         all.push(s(0, 12, 30_000, back, 11));
         run(&mut m, &[back], all);
-        let b = m.finish(&[]);
+        let b = m.finish(None);
         let f = &b.flows[0];
         assert_eq!(
             (
@@ -854,7 +881,7 @@ mod tests {
         run(&mut m, &[fwd], all.collect());
         let waiting = m.flows[0].pending[1].len();
         assert!(waiting <= 101, "{waiting} copies still wait");
-        let b = m.finish(&[]);
+        let b = m.finish(None);
         assert_eq!(
             (b.flows[0].counts.appeared, b.flows[0].counts.matched),
             (1000, 0)
@@ -874,7 +901,7 @@ mod tests {
         }
         all.push(s(1, 50, 9_600, fwd, 9)); // duplicated between the taps
         run(&mut m, &[fwd, lone], all);
-        let b = m.finish(&[]);
+        let b = m.finish(None);
         let f = b.flows.iter().find(|f| f.key == fwd).unwrap();
         assert_eq!(
             (f.counts.matched, f.counts.appeared, f.counts.dropped),

@@ -19,7 +19,6 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use anyhow::{Context as _, bail};
 
 use super::between::{Between, Differences, Matcher, Sighting, connection_offset, median};
-use super::hash::FxHashSet;
 use super::{EngineConfig, FlowKey, Observer, PacketEvent, Replay};
 use crate::capture;
 use crate::frame::FrameView;
@@ -90,8 +89,8 @@ pub fn run(
         }
         Ok((replays, matcher))
     })?;
-    let connections = connections(&replays);
-    Ok((replays, matcher.finish(&connections)))
+    let between = matcher.finish(connections(&replays));
+    Ok((replays, between))
 }
 
 /// One tap's replay; its packets to `tx` in batches.
@@ -190,29 +189,20 @@ fn merge(m: &mut Matcher, rx: [Receiver<Batch>; 2]) {
     }
 }
 
-/// The connections the taps' replays paired (§6.3), as pairs of flow keys, each once, in the
-/// order they are first met.
-fn connections(replays: &[Replay]) -> Vec<(FlowKey, FlowKey)> {
-    let mut out = Vec::new();
-    // a fabric's taps pair hundreds of thousands of connections: not a search through `out`
-    let mut met: FxHashSet<(FlowKey, FlowKey)> = FxHashSet::default();
-    for r in replays {
-        for f in &r.flows {
-            let Some(peer) = f.peer().and_then(|p| r.flows.get(p as usize)) else {
-                continue;
-            };
+/// The connections the taps' replays paired (§6.3), as pairs of flow keys in the order they
+/// are first met: each once per flow of it and tap ([`Matcher::finish`] counts it once).
+fn connections(replays: &[Replay]) -> impl Iterator<Item = (FlowKey, FlowKey)> + '_ {
+    replays.iter().flat_map(|r| {
+        r.flows.iter().filter_map(move |f| {
+            let peer = f.peer().and_then(|p| r.flows.get(p as usize))?;
             let (key, peer_key) = (r.key(f), r.key(peer));
-            let pair = if key <= peer_key {
+            Some(if key <= peer_key {
                 (key, peer_key)
             } else {
                 (peer_key, key)
-            };
-            if met.insert(pair) {
-                out.push(pair);
-            }
-        }
-    }
-    out
+            })
+        })
+    })
 }
 
 /// The first RoCE packets of a tap, for the estimate.
