@@ -26,7 +26,7 @@
 // masked) into arrays of two, and a pending copy by a position just found in its queue.
 #![allow(clippy::indexing_slicing)]
 
-use super::compact::FewDeque;
+use super::compact::{FewDeque, OptPos};
 use super::event::{FlowKey, Icrc, PacketEvent};
 use super::hash::{FxHashMap, FxHashSet};
 use super::hosts::{HostKey, Hosts};
@@ -281,11 +281,12 @@ struct FlowState {
     /// In [`Matcher::waiting`].
     listed: bool,
     packets: [u64; 2],
-    counts: Counts,
-    /// Copies that left the window before the direction was known.
-    unresolved: [u64; 2],
-    /// The largest upstream place matched so far (in downstream order).
-    max_up_seq: Option<u64>,
+    matched: u64,
+    /// What most flows never count, allocated by the first count ([`FlowState::trouble`]).
+    trouble: Option<Box<Trouble>>,
+    /// The largest upstream place matched so far (in downstream order; a packet's place
+    /// never reaches `u64::MAX`, which stands for none).
+    max_up_seq: OptPos,
     /// Oriented delays (d minus the estimate, negated where the second tap is upstream).
     delay: SignedSketch,
     /// d (second tap's time minus the first's, raw clocks) minus the estimate, over
@@ -294,7 +295,20 @@ struct FlowState {
     d_median: SignedSketch,
 }
 
+/// A flow's counts of what happened to its packets between the taps, but for matches, and
+/// its copies that left the window before the direction was known: kept out of
+/// [`FlowState`] so that hundreds of thousands of clean flows do not carry them (56 bytes).
+#[derive(Debug, Default)]
+struct Trouble {
+    counts: Counts,
+    unresolved: [u64; 2],
+}
+
 impl FlowState {
+    fn trouble(&mut self) -> &mut Trouble {
+        self.trouble.get_or_insert_with(Box::default)
+    }
+
     /// The flow's result, its delays shifted by `offset` (this connection's, else the
     /// capture's; `est` is the estimate the samples were taken with).
     fn result(self, key: FlowKey, offset: Option<i64>, est: i64) -> FlowBetween {
@@ -326,7 +340,10 @@ impl FlowState {
             key,
             upstream: self.upstream,
             packets: self.packets,
-            counts: self.counts,
+            counts: Counts {
+                matched: self.matched,
+                ..self.trouble.map_or_else(Counts::default, |t| t.counts)
+            },
             delay,
         }
     }
@@ -491,7 +508,7 @@ impl Matcher {
         if single {
             f.d_median.sample(d.saturating_sub(est));
         }
-        f.counts.matched += 1;
+        f.matched += 1;
         // a first match tells the direction: the copy that came first is upstream
         let up = *f.upstream.get_or_insert(u8::from(b.at < a.at));
         let (u, w) = if up == 0 { (a, b) } else { (b, a) };
@@ -516,7 +533,7 @@ impl Matcher {
         };
         let time_ns = u.at.min(w.at);
         if u.icrc == Some(true) && w.icrc == Some(false) {
-            f.counts.corrupted += 1;
+            f.trouble().counts.corrupted += 1;
             self.events.push(BetweenEvent::of(
                 Kind::CorruptedBetween,
                 id,
@@ -527,11 +544,11 @@ impl Matcher {
         }
         let f = &mut self.flows[id as usize];
         if !u.ce && w.ce {
-            f.counts.ecn_marked += 1;
+            f.trouble().counts.ecn_marked += 1;
         }
-        match f.max_up_seq {
+        match f.max_up_seq.get() {
             Some(m) if u.seq < m => {
-                f.counts.reordered += 1;
+                f.trouble().counts.reordered += 1;
                 self.events.push(BetweenEvent::of(
                     Kind::ReorderedBetween,
                     id,
@@ -540,7 +557,7 @@ impl Matcher {
                     time_ns,
                 ));
             }
-            _ => f.max_up_seq = Some(u.seq),
+            _ => f.max_up_seq.set(Some(u.seq)),
         }
     }
 
@@ -582,15 +599,15 @@ impl Matcher {
     fn left_unmatched(&mut self, id: u32, tap: u8, p: &Pending) {
         let f = &mut self.flows[id as usize];
         match f.upstream {
-            None => f.unresolved[usize::from(tap)] += 1,
+            None => f.trouble().unresolved[usize::from(tap)] += 1,
             Some(up) if up == tap => {
-                f.counts.dropped += 1;
+                f.trouble().counts.dropped += 1;
                 let mut frames = [None, None];
                 frames[usize::from(tap)] = Some(p.frame);
                 self.events
                     .push(BetweenEvent::of(Kind::DroppedBetween, id, p, frames, p.at));
             }
-            Some(_) => f.counts.appeared += 1,
+            Some(_) => f.trouble().counts.appeared += 1,
         }
     }
 
@@ -601,11 +618,11 @@ impl Matcher {
     pub fn finish(mut self, connections: impl IntoIterator<Item = (FlowKey, FlowKey)>) -> Between {
         self.expire(i64::MAX, i64::MAX);
         for f in &mut self.flows {
-            if let Some(up) = f.upstream {
-                let [u0, u1] = std::mem::take(&mut f.unresolved);
+            if let (Some(up), Some(t)) = (f.upstream, f.trouble.as_deref_mut()) {
+                let [u0, u1] = std::mem::take(&mut t.unresolved);
                 let (lost, extra) = if up == 0 { (u0, u1) } else { (u1, u0) };
-                f.counts.dropped += lost;
-                f.counts.appeared += extra;
+                t.counts.dropped += lost;
+                t.counts.appeared += extra;
             }
         }
         let est = self.estimate_ns;
@@ -727,7 +744,7 @@ mod tests {
     #[test]
     fn flow_state_stays_in_its_budget() {
         let size = std::mem::size_of::<FlowState>();
-        assert!(size <= 344, "FlowState is {size} bytes");
+        assert!(size <= 288, "FlowState is {size} bytes");
     }
 
     #[test]
