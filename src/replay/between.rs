@@ -22,8 +22,9 @@
 //! largest the other) is computed at the end from every flow's extremes over matches of PSNs
 //! that had one copy in each tap while they were in the window ([`Matcher::finish`]).
 
-// Indexing cannot panic here: flows are indexed by ids this matcher handed out, taps (0 or 1,
-// masked) into arrays of two, and a pending copy by a position just found in its queue.
+// Indexing cannot panic here: flows (and their keys and offsets) are indexed by ids this
+// matcher handed out, taps (0 or 1, masked) into arrays of two, and a pending copy by a
+// position just found in its queue.
 #![allow(clippy::indexing_slicing)]
 
 use super::compact::{FewDeque, OptPos};
@@ -295,9 +296,10 @@ struct FlowState {
     d_median: SignedSketch,
 }
 
-/// A flow's counts of what happened to its packets between the taps, but for matches, and
-/// its copies that left the window before the direction was known: kept out of
-/// [`FlowState`] so that hundreds of thousands of clean flows do not carry them (56 bytes).
+/// A flow's counts of what happened to its packets between the taps (but for `matched`,
+/// which [`FlowState`] keeps and this leaves at zero), and its copies that left the window
+/// before the direction was known: kept out of [`FlowState`] so that hundreds of thousands
+/// of clean flows do not carry them (64 bytes).
 #[derive(Debug, Default)]
 struct Trouble {
     counts: Counts,
@@ -312,30 +314,20 @@ impl FlowState {
     /// The flow's result, its delays shifted by `offset` (this connection's, else the
     /// capture's; `est` is the estimate the samples were taken with).
     fn result(self, key: FlowKey, offset: Option<i64>, est: i64) -> FlowBetween {
-        let n = self.delay.count();
-        let delay = match (self.upstream, offset) {
-            (Some(up), Some(off)) => {
-                // oriented sample s = ±(d − est); delay = ±(d − off) = s ∓ (off − est)
-                let shift = if up == 0 { off - est } else { est - off };
-                Delays {
-                    samples: n,
-                    p50: self.delay.percentile(50).map(|v| v - shift),
-                    p99: self.delay.percentile(99).map(|v| v - shift),
-                    max: self.delay.max().map(|v| v - shift),
-                }
-            }
+        let shift = match (self.upstream, offset) {
+            // oriented sample s = ±(d − est); delay = ±(d − off) = s ∓ (off − est)
+            (Some(0), Some(off)) => Some(off - est),
+            (Some(_), Some(off)) => Some(est - off),
             // no offset: relative to the flow's smallest
-            (Some(_), None) => {
-                let lo = self.delay.min().unwrap_or(0);
-                Delays {
-                    samples: n,
-                    p50: self.delay.percentile(50).map(|v| v - lo),
-                    p99: self.delay.percentile(99).map(|v| v - lo),
-                    max: self.delay.max().map(|v| v - lo),
-                }
-            }
-            (None, _) => Delays::default(),
+            (Some(_), None) => Some(self.delay.min().unwrap_or(0)),
+            (None, _) => None,
         };
+        let delay = shift.map_or_else(Delays::default, |shift| Delays {
+            samples: self.delay.count(),
+            p50: self.delay.percentile(50).map(|v| v - shift),
+            p99: self.delay.percentile(99).map(|v| v - shift),
+            max: self.delay.max().map(|v| v - shift),
+        });
         FlowBetween {
             key,
             upstream: self.upstream,
@@ -350,7 +342,7 @@ impl FlowState {
 }
 
 /// Flows whose state [`Matcher::finish`] turns into results between two shrinks of the
-/// table (each gives back their memory: 16,384 flows, 5.6 MB).
+/// table (each gives back their memory: 16,384 flows, 4.7 MB).
 const SHRINK_EVERY: usize = 16_384;
 
 /// The matcher (see the module's text).
@@ -674,12 +666,10 @@ impl Matcher {
         let mut states = std::mem::take(&mut self.flows);
         let mut flows = Vec::with_capacity(states.len());
         while let Some(f) = states.pop() {
+            // `keys` and `flow_offset` have an entry for every flow
             let at = states.len();
-            let own = flow_offset.get(at).copied().flatten();
-            let key = self.keys.get(at).map(|k| self.hosts.key(k));
-            if let Some(key) = key {
-                flows.push(f.result(key, own.or(offset_ns), est));
-            }
+            let key = self.hosts.key(&self.keys[at]);
+            flows.push(f.result(key, flow_offset[at].or(offset_ns), est));
             if at.is_multiple_of(SHRINK_EVERY) {
                 states.shrink_to_fit();
             }
