@@ -24,6 +24,7 @@
 #   flows to 685 MB, and the default text report; the two run alternately, and the ratio is
 #   the median of each pair's), and peak RSS for -f json, csv, text, parquet
 #   (per flow: the whole peak / 400,000, and what the flows beyond small2k's added each);
+#   -f json on small400k again, each run after 5 s idle, against the back-to-back runs;
 #   the same for two capture points (each capture as both taps) and --each -f json over both
 #   (no targets: watched for growth with the flows)
 #   dissect -f jsonl vs tshark -T fields, dissect text vs tshark's default output (on frames1k
@@ -85,6 +86,7 @@ measure() {
   local all=() peak=0
   for _ in $(seq "$runs"); do
     warm "$@"
+    [ "${pause:-0}" = 0 ] || sleep "$pause"
     timed "$work/$name.time" "$@" >/dev/null 2>"$work/$name.err" || {
       echo "$name failed: $(head -3 "$work/$name.err")" >&2; exit 1; }
     read -r s m <"$work/$name.time"
@@ -156,6 +158,15 @@ row "analyze small frames (2,000 flows): bytes/s" "$(awk -v b="$small_bytes" -v 
 
 # flow scaling: the two captures alternately, the ratio the median of the pairs' ratios
 scaling "analyze 400,000 flows vs 2,000: wall" -q analyze -f json; rss_json=$paired_rss_a
+# a user's run comes after a pause, not right after the same run: on a virtual machine that
+# hands free memory back to its hypervisor (free page reporting), memory freed two seconds ago
+# or more is slow to touch again, and huge pages most (src/huge_pages.rs); RUNS runs, each
+# after 5 s idle, against the back-to-back median just above
+back_to_back=$paired_a
+pause=5 measure an_many_idle "$bin" -q analyze -f json "$many"
+row "  the same after 5 s idle (a first run)" "$(printf '%.2f' "$secs")" "s" \
+  "back to back: $(printf '%.2f' "$back_to_back") s" \
+  "$(awk -v a="$secs" -v b="$back_to_back" 'BEGIN{printf "%.2fx", a/b}')" "(none: steady)"
 scaling "  the same with the text report (50 flows)" -q analyze
 measure an_small_text_all "$bin" -q analyze --flows all "$small"; rss_small_text=$rss
 measure an_many_csv "$bin" -q analyze -f csv "$many"; rss_csv=$rss

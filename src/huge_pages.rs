@@ -15,6 +15,17 @@
 //! alternating pairs): 400,000 flows 0.886× to 0.940× wall (the machine's fast and slow
 //! phases) for 3.4 MiB more peak RSS; 2,000 flows 0.988× to 0.998×; 1 KiB frames over 64 QPs
 //! 0.994×. Starting again costs about 1.5 ms, nothing beside a replay of a capture this large.
+//!
+//! Not where the kernel hands free memory back to its hypervisor (virtio-balloon free page
+//! reporting, as on the Firecracker machines these figures come from). About two seconds after
+//! a process frees memory, its free 2 MiB blocks are reported, and the hypervisor takes them
+//! back; a huge page made of one is then filled again by the hypervisor, page by page, on its
+//! first touch: 80 MiB in 140–160 ms instead of 3.5 ms, where 4 KiB pages, which the kernel
+//! takes from the small free pieces it does not report, cost 25 ms whatever came before. So
+//! the tunable made `analyze` at 400,000 flows fast when run again at once (0.912×, 11 pairs
+//! back to back) and slow when run once after a pause, as a user does (0.29 s against 0.21 s,
+//! 5 runs each after 5 s idle); `--tap` on the same capture lost both ways (1.05× back to back,
+//! 0.87 s against 0.78 s after a pause). Without it the run takes the same time either way.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -36,7 +47,11 @@ pub fn reexec_if_worth_it(cli: &Cli) {
     }
     let tunables = std::env::var_os("GLIBC_TUNABLES");
     let thp = || std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok();
-    let Some(tunables) = worth_it(cli, thp, tunables.as_deref(), file_len) else {
+    let machine = Machine {
+        thp,
+        reports_free_pages,
+    };
+    let Some(tunables) = worth_it(cli, machine, tunables.as_deref(), file_len) else {
         return;
     };
     reexec(tunables);
@@ -65,18 +80,46 @@ fn file_len(path: &Path) -> Option<u64> {
     std::fs::metadata(path).ok().map(|m| m.len())
 }
 
-/// The `GLIBC_TUNABLES` to start again with, or `None` to go on as we are: `thp` reads the
-/// kernel's transparent-huge-page mode (the `enabled` file, the chosen one in brackets; read
-/// last, only for a large `analyze`), `tunables` is the environment's, `len` a capture file's
+/// The virtio feature bit of free page reporting (`VIRTIO_BALLOON_F_REPORTING`).
+const BALLOON_REPORTING: usize = 5;
+
+/// Whether a virtio balloon that the kernel drives offers free page reporting: its `features`
+/// file in sysfs is one `0`/`1` character per feature bit, bit 0 first.
+pub fn reports_free_pages() -> bool {
+    balloon_reports_free_pages(Path::new("/sys/bus/virtio/drivers/virtio_balloon"))
+}
+
+/// [`reports_free_pages`] with the driver's directory given (its devices' links in it).
+fn balloon_reports_free_pages(driver: &Path) -> bool {
+    let Ok(devices) = std::fs::read_dir(driver) else {
+        return false;
+    };
+    devices.flatten().any(|d| {
+        std::fs::read(d.path().join("features"))
+            .is_ok_and(|f| f.get(BALLOON_REPORTING) == Some(&b'1'))
+    })
+}
+
+/// What [`worth_it`] asks of the machine, read only when the command could use huge pages:
+/// the kernel's transparent-huge-page mode (the `enabled` file, the chosen one in brackets),
+/// then whether it reports free pages to a hypervisor.
+struct Machine<T, R> {
+    thp: T,
+    reports_free_pages: R,
+}
+
+/// The `GLIBC_TUNABLES` to start again with, or `None` to go on as we are: `machine` is read
+/// last, only for a large `analyze`; `tunables` is the environment's, `len` a capture file's
 /// size.
 ///
 /// Worth it: `analyze` of capture files (no standard input, no live interface)
 /// of [`LARGE_CAPTURES`] or more, with huge pages given on request only (`always` gives them
-/// anyway, `never` not at all), and the tunable not set already (by an earlier start, or by a
-/// user who chose otherwise).
+/// anyway, `never` not at all), a kernel that keeps its free pages (see the module's
+/// documentation), and the tunable not set already (by an earlier start, or by a user who
+/// chose otherwise).
 fn worth_it(
     cli: &Cli,
-    thp: impl FnOnce() -> Option<String>,
+    machine: Machine<impl FnOnce() -> Option<String>, impl FnOnce() -> bool>,
     tunables: Option<&std::ffi::OsStr>,
     len: impl Fn(&Path) -> Option<u64>,
 ) -> Option<OsString> {
@@ -96,7 +139,10 @@ fn worth_it(
         }
         total = total.saturating_add(len(f)?);
     }
-    if total < LARGE_CAPTURES || !thp()?.contains("[madvise]") {
+    if total < LARGE_CAPTURES
+        || !(machine.thp)()?.contains("[madvise]")
+        || (machine.reports_free_pages)()
+    {
         return None;
     }
     let mut out = OsString::new();
@@ -116,9 +162,12 @@ mod test {
 
     const MADVISE: &str = "always [madvise] never\n";
 
-    /// The kernel's mode as `worth_it` reads it.
-    fn mode(text: &'static str) -> impl FnOnce() -> Option<String> {
-        move || Some(text.to_owned())
+    /// A machine whose kernel is in THP mode `text` and keeps its free pages.
+    fn mode(text: &'static str) -> Machine<impl FnOnce() -> Option<String>, impl FnOnce() -> bool> {
+        Machine {
+            thp: move || Some(text.to_owned()),
+            reports_free_pages: || false,
+        }
     }
 
     fn cli(args: &[&str]) -> Cli {
@@ -155,20 +204,52 @@ mod test {
     }
 
     #[test]
+    fn free_page_reporting_is_the_balloons_feature_bit_5() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        assert!(!balloon_reports_free_pages(&dir.path().join("absent")));
+        let device = dir.path().join("virtio0");
+        std::fs::create_dir(&device).expect("device directory");
+        // as sysfs shows it on a Firecracker guest: stats queue, deflate on OOM, reporting
+        let features = |bits: &str| {
+            std::fs::write(device.join("features"), format!("{bits:0<128}\n")).expect("write");
+            balloon_reports_free_pages(dir.path())
+        };
+        assert!(features("01100101"));
+        assert!(!features("01100001"), "bit 5 clear");
+        assert!(!features("00001000"), "bit 4, not 5");
+        // a device without the file, beside one with it
+        std::fs::create_dir(dir.path().join("virtio1")).expect("second device");
+        assert!(features("00000100"));
+    }
+
+    #[test]
     fn otherwise_the_run_goes_on_as_it_is() {
         let analyze = cli(&["analyze", "a.pcap"]);
         // small, unreadable, standard input
         // not even the kernel's mode is read for a run that could not use it
-        let unread = || -> Option<String> { panic!("the kernel's THP mode was read") };
-        assert!(worth_it(&analyze, unread, None, small).is_none());
-        assert!(worth_it(&cli(&["dissect", "a.pcap"]), unread, None, big).is_none());
+        let unread = || Machine {
+            thp: || -> Option<String> { panic!("the kernel's THP mode was read") },
+            reports_free_pages: || -> bool { panic!("the virtio balloon's features were read") },
+        };
+        assert!(worth_it(&analyze, unread(), None, small).is_none());
+        assert!(worth_it(&cli(&["dissect", "a.pcap"]), unread(), None, big).is_none());
         // no mode to read (no THP in this kernel)
-        assert!(worth_it(&analyze, || None, None, big).is_none());
+        let no_thp = Machine {
+            thp: || None,
+            reports_free_pages: || false,
+        };
+        assert!(worth_it(&analyze, no_thp, None, big).is_none());
         assert!(worth_it(&analyze, mode(MADVISE), None, |_| None).is_none());
         assert!(worth_it(&cli(&["analyze", "-"]), mode(MADVISE), None, big).is_none());
         // the kernel gives huge pages to all memory, or to none
         assert!(worth_it(&analyze, mode("[always] madvise never\n"), None, big).is_none());
         assert!(worth_it(&analyze, mode("always madvise [never]\n"), None, big).is_none());
+        // free 2 MiB blocks go back to the hypervisor, and a huge page's first touch is slow
+        let reporting = Machine {
+            thp: || Some(MADVISE.to_owned()),
+            reports_free_pages: || true,
+        };
+        assert!(worth_it(&analyze, reporting, None, big).is_none());
         // set already: by the first start, or by the user either way
         for set in ["glibc.malloc.hugetlb=1", "glibc.malloc.hugetlb=0"] {
             assert!(worth_it(&analyze, mode(MADVISE), Some(&OsString::from(set)), big).is_none());
