@@ -138,6 +138,27 @@ pub fn run_with<S: FrameSource + ?Sized>(
         Some(None) => (Threads::One, Split::Balanced),
         Some(Some(split)) => (Threads::Two, split),
     };
+    run_as(source, cfg, threads, split, observer)
+}
+
+/// [`run`] on this thread, a batch of frames dissected at a time before they are stepped, so
+/// that the engine reads their flows ahead ([`Engine::ahead`]) as it does beside a reading
+/// thread: for replays that run beside other busy threads (`analyze --tap`'s two).
+pub fn run_batched<S: FrameSource + ?Sized>(
+    source: &mut S,
+    cfg: &EngineConfig,
+    observer: &mut impl Observer,
+) -> Replayed {
+    run_as(source, cfg, Threads::Batched, Split::Reader, observer)
+}
+
+fn run_as<S: FrameSource + ?Sized>(
+    source: &mut S,
+    cfg: &EngineConfig,
+    threads: Threads,
+    split: Split,
+    observer: &mut impl Observer,
+) -> Replayed {
     let options = dissect_options(cfg);
     let mut engine = Engine::new(cfg.clone());
     let mut frames = 0u64;

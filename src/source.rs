@@ -252,6 +252,11 @@ pub enum Threads {
     One,
     /// On a second thread, always.
     Two,
+    /// In place, a batch at a time: every frame of a batch prepared first, then handed over
+    /// with looks at the ones coming ([`Slot::Ahead`]), as with a reading thread. For a
+    /// replay that runs beside other busy threads (`analyze --tap`), where a thread more of
+    /// its own would only share the cores.
+    Batched,
 }
 
 /// One frame as [`drive`] hands it over.
@@ -498,6 +503,7 @@ where
         Threads::One => false,
         Threads::Two => true,
         Threads::Auto => two_cores() && source.size_hint().is_none_or(|n| n >= AHEAD_MIN_BYTES),
+        Threads::Batched => return batched(source, prepare, each),
     };
     if !ahead {
         let mut at = Progress::default();
@@ -518,12 +524,13 @@ where
     read_ahead(source, prepare, each)
 }
 
-/// Read frames into `batch` until it is full or the source ends.
+/// Read frames into `batch` until it is full or the source ends; `busy_now` says whether the
+/// consumer has batches waiting.
 fn fill_batch<S, P>(
     batch: &mut Batch<P>,
     source: &mut S,
     at: &mut Progress,
-    ahead: &ahead::Ahead,
+    busy_now: impl Fn() -> bool,
     prepare: &mut impl FnMut(&Frame<'_>, Prepare<'_>, &mut Option<P>),
 ) -> Filled
 where
@@ -536,10 +543,7 @@ where
             return Filled::More;
         }
         if batch.len.is_multiple_of(DECIDE_EVERY) {
-            // Two batches ahead, not one: one filled batch waits at every hand-over while the
-            // consumer finishes the batch before it, also when the reading thread is the
-            // slower side (1 KiB frames), which then dissected besides (12 % slower).
-            busy = ahead.waiting() > 1;
+            busy = busy_now();
         }
         match source.advance() {
             None => return Filled::Last,
@@ -604,58 +608,114 @@ where
     let pool = (0..BATCHES).map(|_| Batch::new()).collect();
     // `move`: the reading thread owns its progress (see `ahead::run`)
     let fill = move |batch: &mut Batch<P>, ahead: &ahead::Ahead| {
-        batch.data.clear();
-        batch.len = 0;
-        batch.bytes = 0;
-        for buf in batch.shared.drain(..) {
-            source.recycle(buf);
-        }
-        batch.idle_end = false;
-        let filled = fill_batch(batch, &mut *source, &mut at, ahead, &mut prepare);
-        batch.at = at;
-        filled
+        // two batches ahead, not one: one filled batch waits at every hand-over while the
+        // consumer finishes the batch before it, also when the reading thread is the slower
+        // side (1 KiB frames), which then dissected besides (12 % slower)
+        refill(
+            batch,
+            &mut *source,
+            &mut at,
+            || ahead.waiting() > 1,
+            &mut prepare,
+        )
     };
     // a break (the consumer stopped) needs nothing more than the end does
-    let _ = ahead::run(pool, fill, |batch: &mut Batch<P>| -> Result<_, E> {
-        let mut at = batch.at;
-        let items = batch.filled();
-        let last = items.len().saturating_sub(1);
-        for (i, item) in items.iter().enumerate() {
-            if i.is_multiple_of(AHEAD_WINDOW) {
-                let next = items.get(i..).unwrap_or_default();
-                let coming = Coming {
-                    items: next.get(..AHEAD_WINDOW).unwrap_or(next).iter(),
-                };
-                if each(Slot::Ahead(coming), at)?.is_break() {
-                    return Ok(ControlFlow::Break(()));
-                }
-            }
-            at.idle = batch.idle_end && i == last;
-            let slot = match &item.prepared {
-                Some(p) => Slot::Prepared(p, &batch.data),
-                None => {
-                    let m = &item.frame;
-                    Slot::Frame(Frame {
-                        number: m.number,
-                        time_ns: m.time_ns,
-                        caplen: m.caplen,
-                        orig_len: m.orig_len,
-                        link: m.link,
-                        input: m.input,
-                        data: batch.bytes_of(m),
-                    })
-                }
+    let _ = ahead::run(pool, fill, |batch: &mut Batch<P>| {
+        hand_over(batch, &mut each)
+    })?;
+    Ok(())
+}
+
+/// [`Threads::Batched`]: [`read_ahead`]'s batches, filled and handed over in turn on this
+/// thread. `prepare` is told the consumer is busy (it is: it waits for the batch).
+fn batched<S, P, E>(
+    source: &mut S,
+    mut prepare: impl FnMut(&Frame<'_>, Prepare<'_>, &mut Option<P>),
+    mut each: impl FnMut(Slot<'_, P>, Progress) -> Result<ControlFlow<()>, E>,
+) -> Result<(), E>
+where
+    S: FrameSource + ?Sized,
+    E: From<CaptureError>,
+{
+    let mut at = Progress::default();
+    let mut batch = Batch::new();
+    loop {
+        let filled = refill(&mut batch, source, &mut at, || true, &mut prepare);
+        if hand_over(&mut batch, &mut each)?.is_break() || matches!(filled, Filled::Last) {
+            return Ok(());
+        }
+    }
+}
+
+/// `batch` emptied (its source buffers back to `source`) and filled again.
+fn refill<S, P>(
+    batch: &mut Batch<P>,
+    source: &mut S,
+    at: &mut Progress,
+    busy_now: impl Fn() -> bool,
+    prepare: &mut impl FnMut(&Frame<'_>, Prepare<'_>, &mut Option<P>),
+) -> Filled
+where
+    S: FrameSource + ?Sized,
+{
+    batch.data.clear();
+    batch.len = 0;
+    batch.bytes = 0;
+    for buf in batch.shared.drain(..) {
+        source.recycle(buf);
+    }
+    batch.idle_end = false;
+    let filled = fill_batch(batch, source, at, busy_now, prepare);
+    batch.at = *at;
+    filled
+}
+
+/// Every frame of `batch` to `each`, in order, with a look at the next [`AHEAD_WINDOW`]
+/// before each window of them; then the source's error that ended the batch, if one did.
+fn hand_over<P, E>(
+    batch: &mut Batch<P>,
+    each: &mut impl FnMut(Slot<'_, P>, Progress) -> Result<ControlFlow<()>, E>,
+) -> Result<ControlFlow<()>, E>
+where
+    E: From<CaptureError>,
+{
+    let mut at = batch.at;
+    let items = batch.filled();
+    let last = items.len().saturating_sub(1);
+    for (i, item) in items.iter().enumerate() {
+        if i.is_multiple_of(AHEAD_WINDOW) {
+            let next = items.get(i..).unwrap_or_default();
+            let coming = Coming {
+                items: next.get(..AHEAD_WINDOW).unwrap_or(next).iter(),
             };
-            if each(slot, at)?.is_break() {
+            if each(Slot::Ahead(coming), at)?.is_break() {
                 return Ok(ControlFlow::Break(()));
             }
         }
-        if let Some(e) = batch.error.take() {
-            return Err(e.into());
+        at.idle = batch.idle_end && i == last;
+        let slot = match &item.prepared {
+            Some(p) => Slot::Prepared(p, &batch.data),
+            None => {
+                let m = &item.frame;
+                Slot::Frame(Frame {
+                    number: m.number,
+                    time_ns: m.time_ns,
+                    caplen: m.caplen,
+                    orig_len: m.orig_len,
+                    link: m.link,
+                    input: m.input,
+                    data: batch.bytes_of(m),
+                })
+            }
+        };
+        if each(slot, at)?.is_break() {
+            return Ok(ControlFlow::Break(()));
         }
-        Ok(ControlFlow::Continue(()))
-    })?;
-    Ok(())
+    }
+    if let Some(e) = batch.error.take() {
+        return Err(e.into());
+    }
+    Ok(ControlFlow::Continue(()))
 }
 
 /// An inclusive range of 1-based frame numbers (`--frames A-B`, `A-`, `N`).
@@ -787,10 +847,12 @@ mod test {
             assert!(data.iter().enumerate().all(|(at, &x)| x == pattern(i, at)));
         }
         for chunk in [usize::MAX, 100_000, 7_001] {
-            assert!(
-                frames_read(&bytes, chunk, Threads::Two) == expected,
-                "reads of {chunk} bytes"
-            );
+            for threads in [Threads::Two, Threads::Batched] {
+                assert!(
+                    frames_read(&bytes, chunk, threads) == expected,
+                    "reads of {chunk} bytes, {threads:?}"
+                );
+            }
         }
     }
 

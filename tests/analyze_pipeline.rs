@@ -7,16 +7,27 @@ use std::path::PathBuf;
 
 use rocescope::analyze::{AnalyzeConfig, replay_with, write_report};
 use rocescope::config::AnalyzeFormat;
-use rocescope::replay::{Engine, EngineConfig, PacketEvent, Split};
+use rocescope::replay::{Engine, EngineConfig, PacketEvent, Replay, Split};
 use rocescope_dissectors::Opcode;
 
 mod common;
 
 fn report(cfg: &AnalyzeConfig, split: Option<Split>) -> String {
-    let replay = replay_with(cfg, split).unwrap();
+    written(cfg, &replay_with(cfg, split).unwrap())
+}
+
+fn written(cfg: &AnalyzeConfig, replay: &Replay) -> String {
     let mut out = Vec::new();
-    write_report(cfg, &replay, &mut out, false).unwrap();
+    write_report(cfg, replay, &mut out, false).unwrap();
     String::from_utf8(out).unwrap()
+}
+
+/// The report of the replay on one thread a batch at a time (`analyze --tap`'s replays).
+fn batched(cfg: &AnalyzeConfig) -> String {
+    let mut source = rocescope::capture::open_all(&cfg.captures).unwrap();
+    let replayed = rocescope::replay::run_batched(&mut source, &cfg.engine(), &mut ());
+    assert!(replayed.error.is_none(), "{:?}", replayed.error);
+    written(cfg, &replayed.replay)
 }
 
 #[test]
@@ -35,6 +46,7 @@ fn every_split_reports_the_same() {
         for split in [Split::Reader, Split::Engine, Split::Balanced] {
             assert_eq!(report(&cfg, Some(split)), want, "{set:?} split {split:?}");
         }
+        assert_eq!(batched(&cfg), want, "{set:?} batched");
     }
 }
 
@@ -89,4 +101,6 @@ fn flows_fetched_ahead_report_the_same() {
     // the reading thread dissects every frame: every packet is shown ahead
     assert_eq!(report(&cfg, Some(Split::Reader)), want);
     assert_eq!(report(&cfg, Some(Split::Balanced)), want);
+    // one thread, a batch dissected before it is stepped: every packet shown ahead as well
+    assert_eq!(batched(&cfg), want);
 }

@@ -141,7 +141,7 @@ fn replay_tap(
         tx,
         gone: false,
     };
-    let replayed = super::run_with(&mut source, engine, Some(None), &mut hand);
+    let replayed = super::run_batched(&mut source, engine, &mut hand);
     if !hand.batch.sightings.is_empty() && !hand.gone {
         let _ = tx.send(std::mem::take(&mut hand.batch));
     }
