@@ -85,8 +85,9 @@ measure() {
   local name=$1; shift
   local all=() peak=0
   for _ in $(seq "$runs"); do
-    warm "$@"
+    # the pause before the capture is read whole: the page cache drains while idle (paired.sh)
     [ "${pause:-0}" = 0 ] || sleep "$pause"
+    warm "$@"
     timed "$work/$name.time" "$@" >/dev/null 2>"$work/$name.err" || {
       echo "$name failed: $(head -3 "$work/$name.err")" >&2; exit 1; }
     read -r s m <"$work/$name.time"
