@@ -64,21 +64,24 @@ pub fn run(
     }
     let (replays, matcher) = std::thread::scope(|scope| -> anyhow::Result<_> {
         let mut rx = Vec::new();
+        let mut back = Vec::new();
         let mut handles = Vec::new();
         for (i, path) in [a, b].into_iter().enumerate() {
             let (tx, r) = sync_channel::<Batch>(BATCHES_IN_FLIGHT);
             rx.push(r);
+            // the emptied batches go back to their tap, never holding the matcher up
+            let (back_tx, spare) = sync_channel::<Batch>(BATCHES_IN_FLIGHT + 2);
+            back.push(back_tx);
             let engine = engine.clone();
             let tap = u8::try_from(i).unwrap_or(0);
             let handle = std::thread::Builder::new()
                 .name(format!("tap{i}"))
-                .spawn_scoped(scope, move || replay_tap(path, tap, &engine, &tx))
+                .spawn_scoped(scope, move || replay_tap(path, tap, &engine, &tx, &spare))
                 .context("cannot start a tap's replay")?;
             handles.push(handle);
         }
-        let (r1, r0) = (rx.pop(), rx.pop());
-        if let (Some(r0), Some(r1)) = (r0, r1) {
-            merge(&mut matcher, [r0, r1]);
+        if let (Ok(rx), Ok(back)) = (<[_; 2]>::try_from(rx), <[_; 2]>::try_from(back)) {
+            merge(&mut matcher, rx, &back);
         }
         let mut replays = Vec::new();
         for h in handles {
@@ -93,12 +96,15 @@ pub fn run(
     Ok((replays, between))
 }
 
-/// One tap's replay; its packets to `tx` in batches.
+/// One tap's replay; its packets to `tx` in batches, refilled from the emptied ones that come
+/// back on `spare` (else new): batches of the matcher's thread freed there and allocated anew
+/// here put glibc to trimming and faulting their memory in again.
 fn replay_tap(
     path: &Path,
     tap: u8,
     engine: &EngineConfig,
     tx: &SyncSender<Batch>,
+    spare: &Receiver<Batch>,
 ) -> anyhow::Result<Replay> {
     struct Hand<'a> {
         tap: u8,
@@ -106,6 +112,7 @@ fn replay_tap(
         /// The replay's flows whose keys went out already.
         named: Vec<bool>,
         tx: &'a SyncSender<Batch>,
+        spare: &'a Receiver<Batch>,
         /// The matcher stopped taking batches (it never does before the end; kept quiet).
         gone: bool,
     }
@@ -121,13 +128,11 @@ fn replay_tap(
             }
             self.batch.sightings.push(Sighting::new(self.tap, flow, p));
             if self.batch.sightings.len() >= BATCH && !self.gone {
-                let full = std::mem::replace(
-                    &mut self.batch,
-                    Batch {
-                        flows: Vec::new(),
-                        sightings: Vec::with_capacity(BATCH),
-                    },
-                );
+                let empty = self.spare.try_recv().unwrap_or_else(|_| Batch {
+                    flows: Vec::new(),
+                    sightings: Vec::with_capacity(BATCH),
+                });
+                let full = std::mem::replace(&mut self.batch, empty);
                 self.gone = self.tx.send(full).is_err();
             }
         }
@@ -139,6 +144,7 @@ fn replay_tap(
         batch: Batch::default(),
         named: Vec::new(),
         tx,
+        spare,
         gone: false,
     };
     let replayed = super::run_batched(&mut source, engine, &mut hand);
@@ -151,28 +157,32 @@ fn replay_tap(
     }
 }
 
-/// Both taps' sightings into the matcher, in merged time order.
-fn merge(m: &mut Matcher, rx: [Receiver<Batch>; 2]) {
-    let mut batches: [std::vec::IntoIter<Sighting>; 2] =
-        [Vec::new().into_iter(), Vec::new().into_iter()];
-    let mut next: [Option<Sighting>; 2] = [None, None];
-    let refill = |i: usize,
-                  batches: &mut [std::vec::IntoIter<Sighting>; 2],
-                  m: &mut Matcher|
-     -> Option<Sighting> {
+/// Both taps' sightings into the matcher, in merged time order; each batch, once read, back
+/// to its tap through `back` (dropped when the tap has enough).
+fn merge(m: &mut Matcher, rx: [Receiver<Batch>; 2], back: &[SyncSender<Batch>; 2]) {
+    // each tap's batch being read, and the place of its next sighting
+    let mut current = [Batch::default(), Batch::default()];
+    let mut at = [0usize; 2];
+    let mut refill = |i: usize, m: &mut Matcher| -> Option<Sighting> {
         loop {
-            if let Some(s) = batches[i].next() {
+            if let Some(&s) = current[i].sightings.get(at[i]) {
+                at[i] += 1;
                 return Some(s);
             }
             let batch = rx[i].recv().ok()?;
-            for (flow, key) in batch.flows {
+            for &(flow, key) in &batch.flows {
                 m.flow(u8::try_from(i).unwrap_or(1), flow, key);
             }
-            batches[i] = batch.sightings.into_iter();
+            let mut done = std::mem::replace(&mut current[i], batch);
+            at[i] = 0;
+            if done.sightings.capacity() > 0 {
+                done.flows.clear();
+                done.sightings.clear();
+                let _ = back[i].try_send(done);
+            }
         }
     };
-    next[0] = refill(0, &mut batches, m);
-    next[1] = refill(1, &mut batches, m);
+    let mut next: [Option<Sighting>; 2] = [refill(0, m), refill(1, m)];
     loop {
         let pick = match (&next[0], &next[1]) {
             (Some(a), Some(b)) => {
@@ -185,7 +195,7 @@ fn merge(m: &mut Matcher, rx: [Receiver<Batch>; 2]) {
         if let Some(s) = next[pick].take() {
             m.sighting(&s);
         }
-        next[pick] = refill(pick, &mut batches, m);
+        next[pick] = refill(pick, m);
     }
 }
 
