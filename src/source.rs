@@ -524,9 +524,9 @@ where
     read_ahead(source, prepare, each)
 }
 
-/// Read frames into `batch` until it is full or the source ends; `busy_now` says whether the
-/// consumer has batches waiting.
-fn fill_batch<S, P>(
+/// `batch` emptied (its source buffers back to `source`), then filled with frames until it is
+/// full or the source ends; `busy_now` says whether the consumer has batches waiting.
+fn refill<S, P>(
     batch: &mut Batch<P>,
     source: &mut S,
     at: &mut Progress,
@@ -536,20 +536,30 @@ fn fill_batch<S, P>(
 where
     S: FrameSource + ?Sized,
 {
+    batch.data.clear();
+    batch.len = 0;
+    batch.bytes = 0;
+    for buf in batch.shared.drain(..) {
+        source.recycle(buf);
+    }
+    batch.idle_end = false;
     let mut busy = false;
-    while !batch.full() {
+    let filled = loop {
+        if batch.full() {
+            break Filled::More;
+        }
         if batch.len > 0 && !source.ready() {
             batch.idle_end = true;
-            return Filled::More;
+            break Filled::More;
         }
         if batch.len.is_multiple_of(DECIDE_EVERY) {
             busy = busy_now();
         }
         match source.advance() {
-            None => return Filled::Last,
+            None => break Filled::Last,
             Some(Err(e)) => {
                 batch.error = Some(e);
-                return Filled::Last;
+                break Filled::Last;
             }
             Some(Ok(())) => {}
         }
@@ -569,8 +579,9 @@ where
         if place.is_none() {
             batch.set_frame(&frame, source.current_shared());
         }
-    }
-    Filled::More
+    };
+    batch.at = *at;
+    filled
 }
 
 /// [`drive`] for callers that only want the frames (nothing prepared on the reading thread).
@@ -645,29 +656,6 @@ where
             return Ok(());
         }
     }
-}
-
-/// `batch` emptied (its source buffers back to `source`) and filled again.
-fn refill<S, P>(
-    batch: &mut Batch<P>,
-    source: &mut S,
-    at: &mut Progress,
-    busy_now: impl Fn() -> bool,
-    prepare: &mut impl FnMut(&Frame<'_>, Prepare<'_>, &mut Option<P>),
-) -> Filled
-where
-    S: FrameSource + ?Sized,
-{
-    batch.data.clear();
-    batch.len = 0;
-    batch.bytes = 0;
-    for buf in batch.shared.drain(..) {
-        source.recycle(buf);
-    }
-    batch.idle_end = false;
-    let filled = fill_batch(batch, source, at, busy_now, prepare);
-    batch.at = *at;
-    filled
 }
 
 /// Every frame of `batch` to `each`, in order, with a look at the next [`AHEAD_WINDOW`]
