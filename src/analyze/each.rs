@@ -306,12 +306,9 @@ impl Output {
         match cfg.format {
             Format::Parquet => {}
             Format::Json => {
-                // the report on one line (its `capture.files` names the capture), made a row
-                // at a time as it is written; serde's short writes gathered here
-                let mut line = BufWriter::with_capacity(1 << 16, self.w());
-                serde_json::to_writer(&mut line, &json::report(cfg, replay))?;
-                line.write_all(b"\n")?;
-                line.flush()?;
+                // the report on one line (its `capture.files` names the capture), written in
+                // blocks as it is made
+                json::write_line(cfg, replay, self.w())?;
             }
             _ => {
                 writeln!(self.w(), "== {}", name.display())?;

@@ -459,32 +459,65 @@ fn pfc_json(r: &crate::replay::pfc::PfcRow) -> PfcJson {
 /// # Errors
 /// Output errors.
 pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
+    write_as::<false>(cfg, replay, out)
+}
+
+/// Write the report on one line, then a newline (`--each`'s line per capture): the same bytes
+/// as `serde_json::to_writer` of [`report`] and `\n`, written as [`write`] writes its own
+/// (through serde, a 400,000-flow line took 0.9 s on the writing thread, twice the replay).
+///
+/// # Errors
+/// Output errors.
+pub fn write_line(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
+    write_as::<true>(cfg, replay, out)
+}
+
+/// [`write`] (`LINE` false) or [`write_line`].
+fn write_as<const LINE: bool>(
+    cfg: &AnalyzeConfig,
+    replay: &Replay,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut buf = Vec::with_capacity(BLOCK + (4 << 10));
-    buf.extend_from_slice(b"{\n  \"version\": ");
+    buf.push(b'{');
+    key::<LINE>(&mut buf, "version", false);
     crate::decimal::uint(&mut buf, VERSION.into());
-    buf.extend_from_slice(b",\n  \"capture\": ");
-    pretty::serde_at(&mut buf, 1, &capture_json(cfg, replay));
-    flows(&mut buf, out, &replay.flows, &replay.hosts)?;
+    key::<LINE>(&mut buf, "capture", true);
+    pretty::serde_at(&mut buf, top::<LINE>(), &capture_json(cfg, replay));
+    flows::<LINE>(&mut buf, out, &replay.flows, &replay.hosts)?;
     let pfc = replay.pfc.iter().map(pfc_json);
-    list(&mut buf, out, "pfc", pfc, |buf, depth, r| {
-        pretty::serde_at(buf, depth, &r);
+    list::<LINE, _>(&mut buf, out, "pfc", pfc, |buf, at, r| {
+        pretty::serde_at(buf, at, &r);
     })?;
-    list(
-        &mut buf,
-        out,
-        "tcp_bth",
-        &replay.tcp_bth,
-        |buf, depth, r| {
-            pretty::serde_at(buf, depth, r);
-        },
-    )?;
+    list::<LINE, _>(&mut buf, out, "tcp_bth", &replay.tcp_bth, |buf, at, r| {
+        pretty::serde_at(buf, at, r);
+    })?;
     let mut detail = String::new();
-    list(&mut buf, out, "events", &replay.events, |buf, depth, e| {
-        event(buf, depth, &event_json(e, &mut detail));
+    list::<LINE, _>(&mut buf, out, "events", &replay.events, |buf, at, e| {
+        event(buf, at, &event_json(e, &mut detail));
     })?;
-    buf.extend_from_slice(b"\n}\n");
+    buf.extend_from_slice(if LINE { b"}\n" } else { b"\n}\n" });
     out.write_all(&buf)?;
     out.flush()
+}
+
+/// Where the report's members sit: depth 1, or the line.
+fn top<const LINE: bool>() -> pretty::At {
+    if LINE {
+        pretty::At::Line
+    } else {
+        pretty::At::Depth(1)
+    }
+}
+
+/// A member of the report (after a `,` when `comma`): its line start and key.
+fn key<const LINE: bool>(buf: &mut Vec<u8>, name: &str, comma: bool) {
+    if comma {
+        buf.push(b',');
+    }
+    buf.extend_from_slice(if LINE { b"\"" } else { b"\n  \"" });
+    buf.extend_from_slice(name.as_bytes());
+    buf.extend_from_slice(if LINE { b"\":" } else { b"\": " });
 }
 
 /// What [`write`] holds before handing it to its output.
@@ -497,9 +530,14 @@ const FLOW_CHUNK: usize = 256;
 /// `,` and the `flows` list. Hundreds of thousands of flows make most of a report's bytes
 /// (1.7 KiB each): they are formatted a chunk at a time on up to four threads, this one
 /// included while the output keeps up, and written in order ([`super::ordered`]; the replay
-/// is over: the cores are free).
-fn flows(buf: &mut Vec<u8>, out: &mut dyn Write, flows: &[Flow], hosts: &Hosts) -> io::Result<()> {
-    buf.extend_from_slice(b",\n  \"flows\": ");
+/// is over: the cores are free, or under `--each` shared with the next captures' replays).
+fn flows<const LINE: bool>(
+    buf: &mut Vec<u8>,
+    out: &mut dyn Write,
+    flows: &[Flow],
+    hosts: &Hosts,
+) -> io::Result<()> {
+    key::<LINE>(buf, "flows", true);
     if flows.is_empty() {
         buf.extend_from_slice(b"[]");
         return Ok(());
@@ -514,13 +552,14 @@ fn flows(buf: &mut Vec<u8>, out: &mut dyn Write, flows: &[Flow], hosts: &Hosts) 
         };
         let start = chunk * FLOW_CHUNK;
         for (i, f) in part.iter().enumerate() {
-            into.extend_from_slice(if start + i == 0 {
-                b"\n    "
-            } else {
-                b",\n    "
+            into.extend_from_slice(match (LINE, start + i == 0) {
+                (true, true) => b"",
+                (true, false) => b",",
+                (false, true) => b"\n    ",
+                (false, false) => b",\n    ",
             });
             let id = u32::try_from(start + i).unwrap_or(u32::MAX);
-            flow(into, &FlowJson::new(id, f, hosts));
+            flow::<LINE>(into, &FlowJson::new(id, f, hosts));
         }
     };
     let chunks = flows.len().div_ceil(FLOW_CHUNK);
@@ -533,26 +572,24 @@ fn flows(buf: &mut Vec<u8>, out: &mut dyn Write, flows: &[Flow], hosts: &Hosts) 
             .saturating_sub(1)
     };
     super::ordered::write_chunks(chunks, helpers, &format, out)?;
-    buf.extend_from_slice(b"\n  ]");
+    buf.extend_from_slice(if LINE { b"]" } else { b"\n  ]" });
     Ok(())
 }
 
-/// `,` and one of the report's lists (at depth 1), each item written by `each` at the depth it
-/// gets; `buf` goes to `out` whenever it holds a block.
-fn list<T>(
+/// `,` and one of the report's lists (at depth 1), each item written by `each` where it sits;
+/// `buf` goes to `out` whenever it holds a block.
+fn list<const LINE: bool, T>(
     buf: &mut Vec<u8>,
     out: &mut dyn Write,
     name: &str,
     items: impl IntoIterator<Item = T>,
-    mut each: impl FnMut(&mut Vec<u8>, usize, T),
+    mut each: impl FnMut(&mut Vec<u8>, pretty::At, T),
 ) -> io::Result<()> {
-    buf.extend_from_slice(b",\n  \"");
-    buf.extend_from_slice(name.as_bytes());
-    buf.extend_from_slice(b"\": ");
-    let mut array = pretty::Array::begin(buf, 1);
+    key::<LINE>(buf, name, true);
+    let mut array = pretty::Array::begin(buf, top::<LINE>());
     for item in items {
-        let depth = array.item(buf);
-        each(buf, depth, item);
+        let at = array.item(buf);
+        each(buf, at, item);
         if buf.len() >= BLOCK {
             out.write_all(buf)?;
             buf.clear();
@@ -564,29 +601,51 @@ fn list<T>(
 
 /// The start of a flow's member line: `,`, a newline, the indentation of a flow's members
 /// (a flow is an item of the report's `flows` list, at depth 2), the key. `{ key` starts the
-/// object with its first member instead.
+/// object with its first member instead. On one line (`LINE`, a constant where it is used):
+/// `,"key":`.
 macro_rules! member {
-    ($key:literal) => {
-        concat!(",\n      \"", $key, "\": ").as_bytes()
+    (LINE, $key:literal) => {
+        if LINE {
+            concat!(",\"", $key, "\":").as_bytes()
+        } else {
+            concat!(",\n      \"", $key, "\": ").as_bytes()
+        }
     };
-    ({ $key:literal }) => {
-        concat!("{\n      \"", $key, "\": ").as_bytes()
+    (LINE, { $key:literal }) => {
+        if LINE {
+            concat!("{\"", $key, "\":").as_bytes()
+        } else {
+            concat!("{\n      \"", $key, "\": ").as_bytes()
+        }
     };
 }
 
 /// [`member!`] for the members of an object inside a flow (`naks`, the latency summaries).
 macro_rules! inner {
-    ($key:literal) => {
-        concat!(",\n        \"", $key, "\": ").as_bytes()
+    (LINE, $key:literal) => {
+        if LINE {
+            concat!(",\"", $key, "\":").as_bytes()
+        } else {
+            concat!(",\n        \"", $key, "\": ").as_bytes()
+        }
     };
-    ({ $key:literal }) => {
-        concat!("{\n        \"", $key, "\": ").as_bytes()
+    (LINE, { $key:literal }) => {
+        if LINE {
+            concat!("{\"", $key, "\":").as_bytes()
+        } else {
+            concat!("{\n        \"", $key, "\": ").as_bytes()
+        }
     };
 }
 
 /// The end of an object inside a flow, and of the flow.
-const INNER_END: &[u8] = b"\n      }";
-const FLOW_END: &[u8] = b"\n    }";
+fn inner_end<const LINE: bool>() -> &'static [u8] {
+    if LINE { b"}" } else { b"\n      }" }
+}
+
+fn flow_end<const LINE: bool>() -> &'static [u8] {
+    if LINE { b"}" } else { b"\n    }" }
+}
 
 /// A member's line start, then its number.
 #[inline(always)]
@@ -612,44 +671,44 @@ fn opt(buf: &mut Vec<u8>, start: &[u8], v: Option<impl Into<u64>>) {
 /// its number. Two runs of members are zero (or empty) in most flows of a large capture,
 /// the counts of things that go wrong and the recovery timings: a quiet run is copied whole,
 /// as its writer made it once ([`Quiet`]).
-fn flow(buf: &mut Vec<u8>, j: &FlowJson) {
-    num(buf, member!({ "id" }), j.id);
-    buf.extend_from_slice(member!("src"));
+fn flow<const LINE: bool>(buf: &mut Vec<u8>, j: &FlowJson) {
+    num(buf, member!(LINE, { "id" }), j.id);
+    buf.extend_from_slice(member!(LINE, "src"));
     pretty::string(buf, &j.src);
-    buf.extend_from_slice(member!("dst"));
+    buf.extend_from_slice(member!(LINE, "dst"));
     pretty::string(buf, &j.dst);
-    num(buf, member!("destqp"), j.destqp);
-    buf.extend_from_slice(member!("transport"));
+    num(buf, member!(LINE, "destqp"), j.destqp);
+    buf.extend_from_slice(member!(LINE, "transport"));
     pretty::string(buf, j.transport);
-    opt(buf, member!("peer"), j.peer);
-    num(buf, member!("frames"), j.frames);
-    num(buf, member!("bytes"), j.bytes);
-    num(buf, member!("payload_bytes"), j.payload_bytes);
-    opt(buf, member!("first_psn"), j.first_psn);
-    opt(buf, member!("last_psn"), j.last_psn);
-    num(buf, member!("messages"), j.messages);
-    num(buf, member!("psn_gaps"), j.psn_gaps);
-    num(buf, member!("lost"), j.lost);
-    num(buf, member!("unrecovered"), j.unrecovered);
-    num(buf, member!("out_of_order"), j.out_of_order);
-    num(buf, member!("duplicates"), j.duplicates);
-    num(buf, member!("retransmissions"), j.retransmissions);
-    num(buf, member!("implied_timeouts"), j.implied_timeouts);
-    num(buf, member!("acks"), j.acks);
+    opt(buf, member!(LINE, "peer"), j.peer);
+    num(buf, member!(LINE, "frames"), j.frames);
+    num(buf, member!(LINE, "bytes"), j.bytes);
+    num(buf, member!(LINE, "payload_bytes"), j.payload_bytes);
+    opt(buf, member!(LINE, "first_psn"), j.first_psn);
+    opt(buf, member!(LINE, "last_psn"), j.last_psn);
+    num(buf, member!(LINE, "messages"), j.messages);
+    num(buf, member!(LINE, "psn_gaps"), j.psn_gaps);
+    num(buf, member!(LINE, "lost"), j.lost);
+    num(buf, member!(LINE, "unrecovered"), j.unrecovered);
+    num(buf, member!(LINE, "out_of_order"), j.out_of_order);
+    num(buf, member!(LINE, "duplicates"), j.duplicates);
+    num(buf, member!(LINE, "retransmissions"), j.retransmissions);
+    num(buf, member!(LINE, "implied_timeouts"), j.implied_timeouts);
+    num(buf, member!(LINE, "acks"), j.acks);
     let counts = j.trouble_counts();
-    let quiet = Quiet::get();
+    let quiet = Quiet::get(LINE);
     if counts == [0; COUNTS] {
         buf.extend_from_slice(&quiet.counts);
     } else {
-        flow_counts(buf, &counts);
+        flow_counts::<LINE>(buf, &counts);
     }
-    latency(buf, member!("ack_latency_ns"), &j.ack_latency_ns);
+    latency::<LINE>(buf, member!(LINE, "ack_latency_ns"), &j.ack_latency_ns);
     let timings = j.timings();
     let conformance = j.conformance.counts();
     if timings.iter().all(|t| **t == LatencyJson::EMPTY) && conformance == [0; CONFORMANCE] {
         buf.extend_from_slice(&quiet.timings);
     } else {
-        flow_timings(buf, timings, &conformance);
+        flow_timings::<LINE>(buf, timings, &conformance);
     }
 }
 
@@ -666,21 +725,25 @@ struct Quiet {
 }
 
 impl Quiet {
-    fn get() -> &'static Quiet {
-        static QUIET: std::sync::OnceLock<Quiet> = std::sync::OnceLock::new();
-        QUIET.get_or_init(|| {
-            let mut counts = Vec::new();
-            flow_counts(&mut counts, &[0; COUNTS]);
-            let mut timings = Vec::new();
-            let empty = &LatencyJson::EMPTY;
-            flow_timings(&mut timings, [empty; 4], &[0; CONFORMANCE]);
-            Quiet { counts, timings }
-        })
+    /// In the pretty layout, or on one line (`line`).
+    fn get(line: bool) -> &'static Quiet {
+        static QUIET: std::sync::OnceLock<(Quiet, Quiet)> = std::sync::OnceLock::new();
+        let (pretty, line_of) = QUIET.get_or_init(|| (Quiet::new::<false>(), Quiet::new::<true>()));
+        if line { line_of } else { pretty }
+    }
+
+    fn new<const LINE: bool>() -> Quiet {
+        let mut counts = Vec::new();
+        flow_counts::<LINE>(&mut counts, &[0; COUNTS]);
+        let mut timings = Vec::new();
+        let empty = &LatencyJson::EMPTY;
+        flow_timings::<LINE>(&mut timings, [empty; 4], &[0; CONFORMANCE]);
+        Quiet { counts, timings }
     }
 }
 
 /// A flow's members from `read_responses` to `not_captured`, in [`flow`]'s order.
-fn flow_counts(buf: &mut Vec<u8>, c: &[u64; COUNTS]) {
+fn flow_counts<const LINE: bool>(buf: &mut Vec<u8>, c: &[u64; COUNTS]) {
     let [
         read_responses,
         atomic_acks,
@@ -699,33 +762,33 @@ fn flow_counts(buf: &mut Vec<u8>, c: &[u64; COUNTS]) {
         icrc_errors,
         not_captured,
     ] = *c;
-    num(buf, member!("read_responses"), read_responses);
-    num(buf, member!("atomic_acks"), atomic_acks);
-    buf.extend_from_slice(member!("naks"));
-    num(buf, inner!({ "psn_seq_err" }), psn_seq_err);
-    num(buf, inner!("rnr"), rnr);
-    num(buf, inner!("invalid_request"), invalid_request);
-    num(buf, inner!("remote_access"), remote_access);
-    num(buf, inner!("remote_op"), remote_op);
-    num(buf, inner!("invalid_rd"), invalid_rd);
-    buf.extend_from_slice(INNER_END);
-    num(buf, member!("read_requests"), read_requests);
-    num(buf, member!("read_response_gaps"), read_response_gaps);
-    num(buf, member!("unanswered_reads"), unanswered_reads);
-    num(buf, member!("ecn_ce"), ecn_ce);
-    num(buf, member!("cnps"), cnps);
-    num(buf, member!("throttled_by_cnps"), throttled_by_cnps);
-    num(buf, member!("icrc_errors"), icrc_errors);
-    num(buf, member!("not_captured"), not_captured);
+    num(buf, member!(LINE, "read_responses"), read_responses);
+    num(buf, member!(LINE, "atomic_acks"), atomic_acks);
+    buf.extend_from_slice(member!(LINE, "naks"));
+    num(buf, inner!(LINE, { "psn_seq_err" }), psn_seq_err);
+    num(buf, inner!(LINE, "rnr"), rnr);
+    num(buf, inner!(LINE, "invalid_request"), invalid_request);
+    num(buf, inner!(LINE, "remote_access"), remote_access);
+    num(buf, inner!(LINE, "remote_op"), remote_op);
+    num(buf, inner!(LINE, "invalid_rd"), invalid_rd);
+    buf.extend_from_slice(inner_end::<LINE>());
+    num(buf, member!(LINE, "read_requests"), read_requests);
+    num(buf, member!(LINE, "read_response_gaps"), read_response_gaps);
+    num(buf, member!(LINE, "unanswered_reads"), unanswered_reads);
+    num(buf, member!(LINE, "ecn_ce"), ecn_ce);
+    num(buf, member!(LINE, "cnps"), cnps);
+    num(buf, member!(LINE, "throttled_by_cnps"), throttled_by_cnps);
+    num(buf, member!(LINE, "icrc_errors"), icrc_errors);
+    num(buf, member!(LINE, "not_captured"), not_captured);
 }
 
 /// A flow's recovery timings and conformance findings, and the flow's end.
-fn flow_timings(buf: &mut Vec<u8>, t: [&LatencyJson; 4], k: &[u64; CONFORMANCE]) {
+fn flow_timings<const LINE: bool>(buf: &mut Vec<u8>, t: [&LatencyJson; 4], k: &[u64; CONFORMANCE]) {
     let [recovery, nak_response, nak_generation, timeout_wait] = t;
-    latency(buf, member!("recovery_ns"), recovery);
-    latency(buf, member!("nak_response_ns"), nak_response);
-    latency(buf, member!("nak_generation_ns"), nak_generation);
-    latency(buf, member!("timeout_wait_ns"), timeout_wait);
+    latency::<LINE>(buf, member!(LINE, "recovery_ns"), recovery);
+    latency::<LINE>(buf, member!(LINE, "nak_response_ns"), nak_response);
+    latency::<LINE>(buf, member!(LINE, "nak_generation_ns"), nak_generation);
+    latency::<LINE>(buf, member!(LINE, "timeout_wait_ns"), timeout_wait);
     let [
         gbn_wrong_start,
         repeated_nak,
@@ -734,34 +797,34 @@ fn flow_timings(buf: &mut Vec<u8>, t: [&LatencyJson; 4], k: &[u64; CONFORMANCE])
         read_wrong_restart,
         response_after_fatal_nak,
     ] = *k;
-    buf.extend_from_slice(member!("conformance"));
-    num(buf, inner!({ "gbn_wrong_start" }), gbn_wrong_start);
-    num(buf, inner!("repeated_nak"), repeated_nak);
-    num(buf, inner!("ack_regression"), ack_regression);
-    num(buf, inner!("msn_regression"), msn_regression);
-    num(buf, inner!("read_wrong_restart"), read_wrong_restart);
+    buf.extend_from_slice(member!(LINE, "conformance"));
+    num(buf, inner!(LINE, { "gbn_wrong_start" }), gbn_wrong_start);
+    num(buf, inner!(LINE, "repeated_nak"), repeated_nak);
+    num(buf, inner!(LINE, "ack_regression"), ack_regression);
+    num(buf, inner!(LINE, "msn_regression"), msn_regression);
+    num(buf, inner!(LINE, "read_wrong_restart"), read_wrong_restart);
     num(
         buf,
-        inner!("response_after_fatal_nak"),
+        inner!(LINE, "response_after_fatal_nak"),
         response_after_fatal_nak,
     );
-    buf.extend_from_slice(INNER_END);
-    buf.extend_from_slice(FLOW_END);
+    buf.extend_from_slice(inner_end::<LINE>());
+    buf.extend_from_slice(flow_end::<LINE>());
 }
 
 /// A duration summary inside a flow, `start` its member's line start.
-fn latency(buf: &mut Vec<u8>, start: &[u8], l: &LatencyJson) {
+fn latency<const LINE: bool>(buf: &mut Vec<u8>, start: &[u8], l: &LatencyJson) {
     buf.extend_from_slice(start);
-    num(buf, inner!({ "samples" }), l.samples);
-    opt(buf, inner!("p50"), l.p50);
-    opt(buf, inner!("p99"), l.p99);
-    opt(buf, inner!("max"), l.max);
-    buf.extend_from_slice(INNER_END);
+    num(buf, inner!(LINE, { "samples" }), l.samples);
+    opt(buf, inner!(LINE, "p50"), l.p50);
+    opt(buf, inner!(LINE, "p99"), l.p99);
+    opt(buf, inner!(LINE, "max"), l.max);
+    buf.extend_from_slice(inner_end::<LINE>());
 }
 
 /// One event, as serde lays out [`EventJson`].
-fn event(buf: &mut Vec<u8>, depth: usize, e: &EventJson<'_>) {
-    let mut o = pretty::Object::begin(buf, depth);
+fn event(buf: &mut Vec<u8>, at: pretty::At, e: &EventJson<'_>) {
+    let mut o = pretty::Object::begin(buf, at);
     o.num("frame", e.frame);
     o.num("time_ns", e.time_ns);
     o.str("kind", e.kind);

@@ -1,7 +1,8 @@
-//! Pretty-printed JSON written directly, laid out byte for byte as `serde_json`'s
-//! `to_writer_pretty` lays it out (two-space indent, `"key": value`, `[]` and `{}` when empty),
-//! for the report's long lists: through serde, a 400,000-flow report spent most of its time
-//! escaping the same static keys. Tests compare the two on every demo capture.
+//! JSON written directly, laid out byte for byte as `serde_json`'s `to_writer_pretty` lays it
+//! out (two-space indent, `"key": value`, `[]` and `{}` when empty) or, on one line, as its
+//! `to_writer` does (`--each`'s lines), for the report's long lists: through serde, a
+//! 400,000-flow report spent most of its time escaping the same static keys. Tests compare
+//! both layouts with serde's on every demo capture.
 
 use serde::Serialize;
 
@@ -51,10 +52,22 @@ pub fn string(out: &mut Vec<u8>, s: &str) {
     }
 }
 
+/// Where a value sits: at a nesting depth of the pretty layout, or on one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    Depth(usize),
+    Line,
+}
+
 /// `value` as `to_writer_pretty` writes it when it sits at nesting `depth` (its inner lines
 /// indented one level more): a newline in pretty JSON is always layout, since strings escape
-/// theirs.
-pub fn serde_at(out: &mut Vec<u8>, depth: usize, value: &impl Serialize) {
+/// theirs. On one line: as `to_writer` writes it.
+pub fn serde_at(out: &mut Vec<u8>, at: At, value: &impl Serialize) {
+    let At::Depth(depth) = at else {
+        // cannot fail: the report's types always serialize
+        let _ = serde_json::to_writer(&mut *out, value);
+        return;
+    };
     let start = out.len();
     // cannot fail: the report's types always serialize
     let _ = serde_json::to_writer_pretty(&mut *out, value);
@@ -70,34 +83,56 @@ pub fn serde_at(out: &mut Vec<u8>, depth: usize, value: &impl Serialize) {
     }
 }
 
-/// An object being written; `depth` is the nesting of its braces.
+/// A separator before an item or a member at `at` (the item's own depth), or before a
+/// closing bracket (`comma` false): on one line, only the comma.
+#[inline(always)]
+fn separate(out: &mut Vec<u8>, comma: bool, at: At) {
+    match at {
+        At::Depth(depth) => new_line(out, comma, depth),
+        At::Line if comma => out.push(b','),
+        At::Line => {}
+    }
+}
+
+/// One level deeper than `at`.
+fn inner(at: At) -> At {
+    match at {
+        At::Depth(depth) => At::Depth(depth + 1),
+        At::Line => At::Line,
+    }
+}
+
+/// An object being written; `at` is the nesting of its braces.
 pub struct Object<'o> {
     out: &'o mut Vec<u8>,
-    depth: usize,
+    at: At,
     empty: bool,
 }
 
 impl<'o> Object<'o> {
-    /// `{`, at nesting `depth` (the caller has placed it).
-    pub fn begin(out: &'o mut Vec<u8>, depth: usize) -> Self {
+    /// `{`, at `at` (the caller has placed it).
+    pub fn begin(out: &'o mut Vec<u8>, at: At) -> Self {
         out.push(b'{');
         Object {
             out,
-            depth,
+            at,
             empty: true,
         }
     }
 
-    /// `"key": ` on a line of its own; `key` needs no escaping (the report's keys are names).
-    /// Inlined, as are the members below: the key is a constant where they are called, and
-    /// copying it takes a few moves instead of a call to `memcpy`.
+    /// `"key": ` on a line of its own (`"key":` on one line); `key` needs no escaping (the
+    /// report's keys are names). Inlined, as are the members below: the key is a constant
+    /// where they are called, and copying it takes a few moves instead of a call to `memcpy`.
     #[inline(always)]
     fn key(&mut self, key: &str) -> &mut Vec<u8> {
-        new_line(self.out, !self.empty, self.depth + 1);
+        separate(self.out, !self.empty, inner(self.at));
         self.empty = false;
         self.out.push(b'"');
         self.out.extend_from_slice(key.as_bytes());
-        self.out.extend_from_slice(b"\": ");
+        self.out.extend_from_slice(match self.at {
+            At::Depth(_) => b"\": ",
+            At::Line => b"\":",
+        });
         self.out
     }
 
@@ -126,36 +161,37 @@ impl<'o> Object<'o> {
     /// `}` (on its own line unless the object is empty).
     pub fn end(self) {
         if !self.empty {
-            new_line(self.out, false, self.depth);
+            separate(self.out, false, self.at);
         }
         self.out.push(b'}');
     }
 }
 
-/// An array at nesting `depth` whose items are written one at a time.
+/// An array at `at` whose items are written one at a time.
 pub struct Array {
-    depth: usize,
+    at: At,
     empty: bool,
 }
 
 impl Array {
-    /// `[`, at nesting `depth`.
-    pub fn begin(out: &mut Vec<u8>, depth: usize) -> Self {
+    /// `[`, at `at`.
+    pub fn begin(out: &mut Vec<u8>, at: At) -> Self {
         out.push(b'[');
-        Array { depth, empty: true }
+        Array { at, empty: true }
     }
 
-    /// Before an item: the separator and the item's indentation. Returns the item's depth.
-    pub fn item(&mut self, out: &mut Vec<u8>) -> usize {
-        new_line(out, !self.empty, self.depth + 1);
+    /// Before an item: the separator and the item's indentation. Returns where the item sits.
+    pub fn item(&mut self, out: &mut Vec<u8>) -> At {
+        let at = inner(self.at);
+        separate(out, !self.empty, at);
         self.empty = false;
-        self.depth + 1
+        at
     }
 
     /// `]` (on its own line unless the array is empty).
     pub fn end(self, out: &mut Vec<u8>) {
         if !self.empty {
-            new_line(out, false, self.depth);
+            separate(out, false, self.at);
         }
         out.push(b']');
     }

@@ -425,8 +425,9 @@ pub fn demo_and_real_captures() -> Vec<std::path::PathBuf> {
 }
 
 /// The JSON report of `replay` as `json::write` writes it, held byte for byte to serde_json's
-/// pretty layout of the same report (the oracle of the directly written report); `name` says
-/// which report in the message.
+/// pretty layout of the same report (the oracle of the directly written report), and
+/// `json::write_line`'s to serde_json's compact layout; `name` says which report in the
+/// message.
 #[allow(dead_code)]
 pub fn json_report(
     cfg: &rocescope::analyze::AnalyzeConfig,
@@ -441,6 +442,15 @@ pub fn json_report(
     assert!(
         out == oracle,
         "{name}: json::write differs from serde_json's layout"
+    );
+    // and on one line (`--each`), as serde_json's compact layout
+    let mut line = Vec::new();
+    json::write_line(cfg, replay, &mut line).unwrap();
+    let mut oracle = serde_json::to_vec(&json::report(cfg, replay)).unwrap();
+    oracle.push(b'\n');
+    assert!(
+        line == oracle,
+        "{name}: json::write_line differs from serde_json's compact layout"
     );
     out
 }
