@@ -81,6 +81,12 @@ fn run_both(dir: &Path, text: &str, seed: u64) -> (Value, Value) {
     let (replays, between) = taps::analyze(&a).unwrap();
     let mut out = Vec::new();
     taps::write_report(&a, &replays, &between, &mut out).unwrap();
+    let mut oracle = Vec::new();
+    taps::write_json_through_serde(&a, &replays, &between, &mut oracle).unwrap();
+    assert!(
+        out == oracle,
+        "the two-tap JSON report differs from serde_json's layout of it"
+    );
     let truth = serde_json::from_slice(&std::fs::read(truth_path).unwrap()).unwrap();
     (serde_json::from_slice(&out).unwrap(), truth)
 }

@@ -4,6 +4,8 @@
 //! 400,000-flow report spent most of its time escaping the same static keys. Tests compare
 //! both layouts with serde's on every demo capture.
 
+use std::io;
+
 use serde::Serialize;
 
 /// `,` and a newline, then spaces: the start of any line of the report (it nests 5 deep) is a
@@ -194,5 +196,110 @@ impl Array {
             separate(out, false, self.at);
         }
         out.push(b']');
+    }
+}
+
+/// A writer that indents what goes through it by `indent` after every newline, so that a
+/// pretty JSON value written for nesting 0 sits deeper in a larger document (a newline in
+/// pretty JSON is always layout: strings escape theirs). The last newline is held back and
+/// dropped unless more follows: the value's trailing newline is not its parent's.
+///
+/// Lines are gathered in a block of its own (a report's 24 million lines are not each a call
+/// through `dyn Write`), handed on when full and by `flush`, which the writer of the value
+/// must call at its end.
+pub struct Indented<'w> {
+    out: &'w mut dyn io::Write,
+    indent: &'static [u8],
+    block: Vec<u8>,
+    held_newline: bool,
+}
+
+/// What [`Indented`] gathers before handing it on.
+const INDENTED_BLOCK: usize = 64 << 10;
+
+impl<'w> Indented<'w> {
+    /// `indent`: spaces only.
+    pub fn new(out: &'w mut dyn io::Write, indent: &'static [u8]) -> Self {
+        Indented {
+            out,
+            indent,
+            block: Vec::with_capacity(INDENTED_BLOCK + 1024),
+            held_newline: false,
+        }
+    }
+
+    fn newline(&mut self) {
+        self.block.push(b'\n');
+        self.block.extend_from_slice(self.indent);
+    }
+}
+
+impl io::Write for Indented<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.write_all(bytes)?;
+        Ok(bytes.len())
+    }
+
+    fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if std::mem::take(&mut self.held_newline) {
+            self.newline();
+        }
+        while let Some(at) = memchr::memchr(b'\n', bytes) {
+            let (line, rest) = bytes.split_at(at);
+            self.block.extend_from_slice(line);
+            bytes = rest.get(1..).unwrap_or_default();
+            if bytes.is_empty() {
+                self.held_newline = true;
+                break;
+            }
+            self.newline();
+            if self.block.len() >= INDENTED_BLOCK {
+                self.out.write_all(&self.block)?;
+                self.block.clear();
+            }
+        }
+        self.block.extend_from_slice(bytes);
+        if self.block.len() >= INDENTED_BLOCK {
+            self.out.write_all(&self.block)?;
+            self.block.clear();
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.block)?;
+        self.block.clear();
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    /// A value written pretty for nesting 0 and indented by two levels reads as serde lays it
+    /// out inside two levels of nesting, however its bytes are split across writes (a newline
+    /// at the end of one write, at the start of the next), its trailing newline dropped.
+    #[test]
+    fn indented_values_read_as_nested_ones() {
+        let value = serde_json::json!({"a": [1, {"b": "x\ny"}], "c": {}, "d": []});
+        let nested = serde_json::json!([[value.clone()]]);
+        let whole = serde_json::to_string_pretty(&nested).unwrap();
+        let mut alone = serde_json::to_vec_pretty(&value).unwrap();
+        alone.push(b'\n');
+        for split in 1..alone.len() {
+            let mut out = Vec::new();
+            let mut indented = Indented::new(&mut out, b"    ");
+            for piece in alone.chunks(split) {
+                indented.write_all(piece).unwrap();
+            }
+            indented.flush().unwrap();
+            let got = format!("[\n  [\n    {}\n  ]\n]", String::from_utf8(out).unwrap());
+            assert_eq!(got, whole, "written {split} bytes at a time");
+        }
     }
 }
