@@ -605,35 +605,30 @@ fn list<const LINE: bool, T>(
 /// `,"key":`.
 macro_rules! member {
     (LINE, $key:literal) => {
-        if LINE {
-            concat!(",\"", $key, "\":").as_bytes()
-        } else {
-            concat!(",\n      \"", $key, "\": ").as_bytes()
-        }
+        line_start!(LINE, ",", "      ", $key)
     };
     (LINE, { $key:literal }) => {
-        if LINE {
-            concat!("{\"", $key, "\":").as_bytes()
-        } else {
-            concat!("{\n      \"", $key, "\": ").as_bytes()
-        }
+        line_start!(LINE, "{", "      ", $key)
     };
 }
 
 /// [`member!`] for the members of an object inside a flow (`naks`, the latency summaries).
 macro_rules! inner {
     (LINE, $key:literal) => {
-        if LINE {
-            concat!(",\"", $key, "\":").as_bytes()
-        } else {
-            concat!(",\n        \"", $key, "\": ").as_bytes()
-        }
+        line_start!(LINE, ",", "        ", $key)
     };
     (LINE, { $key:literal }) => {
+        line_start!(LINE, "{", "        ", $key)
+    };
+}
+
+/// `open` (`,` or `{`), then a newline, `indent` and `"key": `; on one line `open"key":`.
+macro_rules! line_start {
+    (LINE, $open:literal, $indent:literal, $key:literal) => {
         if LINE {
-            concat!("{\"", $key, "\":").as_bytes()
+            concat!($open, "\"", $key, "\":").as_bytes()
         } else {
-            concat!("{\n        \"", $key, "\": ").as_bytes()
+            concat!($open, "\n", $indent, "\"", $key, "\": ").as_bytes()
         }
     };
 }

@@ -233,38 +233,56 @@ fn tap_cfg(cfg: &AnalyzeConfig, i: usize) -> AnalyzeConfig {
 
 fn report<'a>(cfg: &AnalyzeConfig, taps: &'a [Replay], between: &'a Between) -> Report<'a> {
     Report {
-        version: 1,
-        capture: taps
-            .iter()
-            .enumerate()
-            .map(|(i, r)| json::capture_json(&tap_cfg(cfg, i), r))
-            .collect(),
+        version: VERSION,
+        capture: captures(cfg, taps),
         taps: taps
             .iter()
             .enumerate()
             .map(|(i, r)| json::report(&tap_cfg(cfg, i), r))
             .collect(),
-        clock: ClockJson {
-            offset_ns: between.offset_ns,
-            source: if between.offset_ns.is_some() {
-                "connections"
-            } else {
-                "none"
-            },
-            estimate_ns: between.estimate_ns,
-            connections: Rows {
-                between,
-                row: |b| Box::new(b.connections.iter().filter_map(|c| connection_json(b, c))),
-            },
+        clock: clock(between),
+        flows: flows(between),
+        events: events(between),
+    }
+}
+
+/// The report's `version`.
+const VERSION: u32 = 1;
+
+fn captures(cfg: &AnalyzeConfig, taps: &[Replay]) -> Vec<json::CaptureJson> {
+    taps.iter()
+        .enumerate()
+        .map(|(i, r)| json::capture_json(&tap_cfg(cfg, i), r))
+        .collect()
+}
+
+fn clock(between: &Between) -> ClockJson<'_> {
+    ClockJson {
+        offset_ns: between.offset_ns,
+        source: if between.offset_ns.is_some() {
+            "connections"
+        } else {
+            "none"
         },
-        flows: Rows {
+        estimate_ns: between.estimate_ns,
+        connections: Rows {
             between,
-            row: |b| Box::new(b.flows.iter().map(flow_json)),
+            row: |b| Box::new(b.connections.iter().filter_map(|c| connection_json(b, c))),
         },
-        events: Rows {
-            between,
-            row: |b| Box::new(b.events.iter().filter_map(|e| event_json(b, e))),
-        },
+    }
+}
+
+fn flows(between: &Between) -> Rows<'_, FlowJson> {
+    Rows {
+        between,
+        row: |b| Box::new(b.flows.iter().map(flow_json)),
+    }
+}
+
+fn events(between: &Between) -> Rows<'_, EventJson> {
+    Rows {
+        between,
+        row: |b| Box::new(b.events.iter().filter_map(|e| event_json(b, e))),
     }
 }
 
@@ -341,34 +359,25 @@ fn write_json(
     between: &Between,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let report = report(cfg, taps, between);
-    // a value at depth 1 (a member of the report)
-    let member = |out: &mut dyn Write, name: &str, value: &dyn erased::Value| {
-        write!(out, ",\n  \"{name}\": ")?;
-        let mut indented = pretty::Indented::new(out, b"  ");
-        // serde's many short writes gathered before each goes through `dyn Write`
-        let mut gathered = io::BufWriter::with_capacity(1 << 16, &mut indented);
-        value.write_pretty(&mut gathered)?;
-        gathered.flush()?;
-        drop(gathered);
-        indented.flush()
-    };
+    // a member of the report: its value at depth 1
+    let member = |out: &mut dyn Write, name: &str| write!(out, ",\n  \"{name}\": ");
     out.write_all(b"{\n  \"version\": ")?;
-    write!(out, "{}", report.version)?;
-    member(out, "capture", &report.capture)?;
-    out.write_all(b",\n  \"taps\": [")?;
+    write!(out, "{VERSION}")?;
+    member(out, "capture")?;
+    pretty::serde_pretty(out, 1, &captures(cfg, taps))?;
+    member(out, "taps")?;
+    out.write_all(b"[")?;
     for (i, replay) in taps.iter().enumerate() {
         out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
-        json::write(
-            &tap_cfg(cfg, i),
-            replay,
-            &mut pretty::Indented::new(out, b"    "),
-        )?;
+        json::write(&tap_cfg(cfg, i), replay, &mut pretty::Indented::new(out, 2))?;
     }
     out.write_all(if taps.is_empty() { b"]" } else { b"\n  ]" })?;
-    member(out, "clock", &report.clock)?;
-    member(out, "flows", &report.flows)?;
-    member(out, "events", &report.events)?;
+    member(out, "clock")?;
+    pretty::serde_pretty(out, 1, &clock(between))?;
+    member(out, "flows")?;
+    pretty::serde_pretty(out, 1, &flows(between))?;
+    member(out, "events")?;
+    pretty::serde_pretty(out, 1, &events(between))?;
     out.write_all(b"\n}\n")
 }
 
@@ -389,21 +398,6 @@ pub fn write_json_through_serde(
         .map_err(io::Error::from)?;
     gathered.write_all(b"\n")?;
     gathered.flush()
-}
-
-/// A value serde writes pretty, behind `dyn` (the report's members are of several types).
-mod erased {
-    use std::io;
-
-    pub trait Value {
-        fn write_pretty(&self, out: &mut dyn io::Write) -> io::Result<()>;
-    }
-
-    impl<T: serde::Serialize> Value for T {
-        fn write_pretty(&self, out: &mut dyn io::Write) -> io::Result<()> {
-            serde_json::to_writer_pretty(out, self).map_err(io::Error::from)
-        }
-    }
 }
 
 fn write_csv(between: &Between, out: &mut dyn Write) -> io::Result<()> {

@@ -435,22 +435,35 @@ pub fn json_report(
     name: &str,
 ) -> Vec<u8> {
     use rocescope::analyze::json;
-    let mut out = Vec::new();
-    json::write(cfg, replay, &mut out).unwrap();
-    let mut oracle = serde_json::to_vec_pretty(&json::report(cfg, replay)).unwrap();
-    oracle.push(b'\n');
-    assert!(
-        out == oracle,
-        "{name}: json::write differs from serde_json's layout"
-    );
-    // and on one line (`--each`), as serde_json's compact layout
-    let mut line = Vec::new();
-    json::write_line(cfg, replay, &mut line).unwrap();
-    let mut oracle = serde_json::to_vec(&json::report(cfg, replay)).unwrap();
-    oracle.push(b'\n');
-    assert!(
-        line == oracle,
-        "{name}: json::write_line differs from serde_json's compact layout"
-    );
-    out
+    type Writer = fn(
+        &rocescope::analyze::AnalyzeConfig,
+        &rocescope::replay::Replay,
+        &mut dyn std::io::Write,
+    ) -> std::io::Result<()>;
+    let report = json::report(cfg, replay);
+    // the pretty report, and on one line (`--each`) as serde_json's compact layout
+    let layouts: [(&str, Writer, Vec<u8>); 2] = [
+        (
+            "json::write",
+            json::write,
+            serde_json::to_vec_pretty(&report).unwrap(),
+        ),
+        (
+            "json::write_line",
+            json::write_line,
+            serde_json::to_vec(&report).unwrap(),
+        ),
+    ];
+    let mut written = Vec::new();
+    for (writer, write, mut oracle) in layouts {
+        let mut out = Vec::new();
+        write(cfg, replay, &mut out).unwrap();
+        oracle.push(b'\n');
+        assert!(
+            out == oracle,
+            "{name}: {writer} differs from serde_json's layout"
+        );
+        written.push(out);
+    }
+    written.swap_remove(0)
 }
