@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::json::FlowJson;
+use super::json::{AddrTexts, FlowJson};
 use crate::replay::Replay;
 
 const HEADER: &str = "id,src,dst,destqp,transport,peer,frames,bytes,payload_bytes,first_psn,last_psn,messages,\
@@ -60,8 +60,9 @@ impl Row {
 pub fn write(replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{HEADER}")?;
     let mut row = Row::default();
+    let mut texts = AddrTexts::new(&replay.hosts);
     for (id, f) in (0..).zip(&replay.flows) {
-        let j = FlowJson::new(id, f, &replay.hosts);
+        let j = FlowJson::new(id, f, &mut texts);
         row.line.clear();
         crate::text::push_dec(&mut row.line, j.id);
         row.text(&j.src);
