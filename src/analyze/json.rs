@@ -506,7 +506,38 @@ fn pfc_json(r: &crate::replay::pfc::PfcRow) -> PfcJson {
 /// # Errors
 /// Output errors.
 pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
-    write_as::<false>(cfg, replay, out)
+    write_as::<false>(cfg, replay, &mut Sink::Top(out))
+}
+
+/// Write the report as a value nested in a larger pretty document (`analyze --tap`'s report of
+/// each tap): the same bytes as [`write`] through `out`, but with the flows indented on the
+/// threads that format them rather than looked through again by `out` (most of the bytes).
+///
+/// # Errors
+/// Output errors.
+pub fn write_nested(
+    cfg: &AnalyzeConfig,
+    replay: &Replay,
+    out: &mut pretty::Indented<'_>,
+) -> io::Result<()> {
+    write_as::<false>(cfg, replay, &mut Sink::Nested(out))
+}
+
+/// Where [`write_as`] writes: to the output, or through the [`pretty::Indented`] of a larger
+/// document.
+enum Sink<'a, 'w> {
+    Top(&'a mut dyn Write),
+    Nested(&'a mut pretty::Indented<'w>),
+}
+
+impl Sink<'_, '_> {
+    /// Where text made for nesting 0 goes.
+    fn text(&mut self) -> &mut dyn Write {
+        match self {
+            Sink::Top(out) => &mut **out,
+            Sink::Nested(indented) => &mut **indented,
+        }
+    }
 }
 
 /// Write the report on one line, then a newline (`--each`'s line per capture): the same bytes
@@ -516,14 +547,14 @@ pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::R
 /// # Errors
 /// Output errors.
 pub fn write_line(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
-    write_as::<true>(cfg, replay, out)
+    write_as::<true>(cfg, replay, &mut Sink::Top(out))
 }
 
 /// [`write`] (`LINE` false) or [`write_line`].
 fn write_as<const LINE: bool>(
     cfg: &AnalyzeConfig,
     replay: &Replay,
-    out: &mut dyn Write,
+    sink: &mut Sink<'_, '_>,
 ) -> io::Result<()> {
     let mut buf = Vec::with_capacity(BLOCK + (4 << 10));
     buf.push(b'{');
@@ -531,7 +562,8 @@ fn write_as<const LINE: bool>(
     crate::decimal::uint(&mut buf, VERSION.into());
     key::<LINE>(&mut buf, "capture", true);
     pretty::serde_at(&mut buf, top::<LINE>(), &capture_json(cfg, replay));
-    flows::<LINE>(&mut buf, out, &replay.flows, &replay.hosts)?;
+    flows::<LINE>(&mut buf, sink, &replay.flows, &replay.hosts)?;
+    let out = sink.text();
     let pfc = replay.pfc.iter().map(pfc_json);
     list::<LINE, _>(&mut buf, out, "pfc", pfc, |buf, at, r| {
         pretty::serde_at(buf, at, &r);
@@ -580,7 +612,7 @@ const FLOW_CHUNK: usize = 256;
 /// is over: the cores are free, or under `--each` shared with the next captures' replays).
 fn flows<const LINE: bool>(
     buf: &mut Vec<u8>,
-    out: &mut dyn Write,
+    sink: &mut Sink<'_, '_>,
     flows: &[Flow],
     hosts: &Hosts,
 ) -> io::Result<()> {
@@ -590,25 +622,20 @@ fn flows<const LINE: bool>(
         return Ok(());
     }
     buf.push(b'[');
-    out.write_all(buf)?;
+    sink.text().write_all(buf)?;
     buf.clear();
-    // as pretty::Array lays out items at depth 1
-    let format = |chunk: usize, into: &mut Vec<u8>| {
-        let Some(part) = flows.chunks(FLOW_CHUNK).nth(chunk) else {
-            return;
-        };
-        let start = chunk * FLOW_CHUNK;
-        let mut texts = AddrTexts::new(hosts);
-        for (i, f) in part.iter().enumerate() {
-            into.extend_from_slice(match (LINE, start + i == 0) {
-                (true, true) => b"",
-                (true, false) => b",",
-                (false, true) => b"\n    ",
-                (false, false) => b",\n    ",
-            });
-            let id = u32::try_from(start + i).unwrap_or(u32::MAX);
-            flow::<LINE>(into, &FlowJson::new(id, f, &mut texts));
-        }
+    let indent = match sink {
+        Sink::Top(_) => None,
+        Sink::Nested(indented) => Some(indented.indent()),
+    };
+    let format = |chunk: usize, into: &mut Vec<u8>| match indent {
+        None => format_flows::<LINE>(chunk, into, flows, hosts),
+        // formatted for nesting 0, then indented here, on the formatting thread
+        Some(indent) => UNINDENTED.with_borrow_mut(|plain| {
+            plain.clear();
+            format_flows::<LINE>(chunk, plain, flows, hosts);
+            pretty::indent_into(into, plain, indent);
+        }),
     };
     let chunks = flows.len().div_ceil(FLOW_CHUNK);
     // a few chunks are not worth a thread
@@ -619,9 +646,41 @@ fn flows<const LINE: bool>(
             .map_or(1, |n| n.get().min(4))
             .saturating_sub(1)
     };
-    super::ordered::write_chunks(chunks, helpers, &format, out)?;
+    match sink {
+        Sink::Top(out) => super::ordered::write_chunks(chunks, helpers, &format, &mut **out)?,
+        Sink::Nested(indented) => super::ordered::write_chunks(
+            chunks,
+            helpers,
+            &format,
+            &mut indented.already_indented(),
+        )?,
+    }
     buf.extend_from_slice(if LINE { b"]" } else { b"\n  ]" });
     Ok(())
+}
+
+std::thread_local! {
+    /// A formatting thread's chunk of flows before it is indented ([`write_nested`]).
+    static UNINDENTED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Chunk `chunk` of the flows onto `into`, as [`pretty::Array`] lays out items at depth 1.
+fn format_flows<const LINE: bool>(chunk: usize, into: &mut Vec<u8>, flows: &[Flow], hosts: &Hosts) {
+    let Some(part) = flows.chunks(FLOW_CHUNK).nth(chunk) else {
+        return;
+    };
+    let start = chunk * FLOW_CHUNK;
+    let mut texts = AddrTexts::new(hosts);
+    for (i, f) in part.iter().enumerate() {
+        into.extend_from_slice(match (LINE, start + i == 0) {
+            (true, true) => b"",
+            (true, false) => b",",
+            (false, true) => b"\n    ",
+            (false, false) => b",\n    ",
+        });
+        let id = u32::try_from(start + i).unwrap_or(u32::MAX);
+        flow::<LINE>(into, &FlowJson::new(id, f, &mut texts));
+    }
 }
 
 /// `,` and one of the report's lists (at depth 1), each item written by `each` where it sits;

@@ -245,6 +245,60 @@ impl<'w> Indented<'w> {
         self.block.push(b'\n');
         self.block.extend_from_slice(self.indent);
     }
+
+    /// What follows each newline.
+    #[must_use]
+    pub fn indent(&self) -> &'static [u8] {
+        self.indent
+    }
+
+    /// A writer for text already indented (by [`indent_into`] with [`Indented::indent`]), and
+    /// not ending in a newline: handed on as it is, after what came before it, so that text
+    /// indented on other threads is not looked through again here.
+    pub fn already_indented(&mut self) -> AlreadyIndented<'_, 'w> {
+        AlreadyIndented(self)
+    }
+}
+
+/// See [`Indented::already_indented`].
+pub struct AlreadyIndented<'a, 'w>(&'a mut Indented<'w>);
+
+impl io::Write for AlreadyIndented<'_, '_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.write_all(bytes)?;
+        Ok(bytes.len())
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let it = &mut *self.0;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if std::mem::take(&mut it.held_newline) {
+            it.newline();
+        }
+        if !it.block.is_empty() {
+            it.out.write_all(&it.block)?;
+            it.block.clear();
+        }
+        it.out.write_all(bytes)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `text` onto `into` with `indent` after each of its newlines, as [`Indented`] writes it
+/// (except that a trailing newline is indented too).
+pub fn indent_into(into: &mut Vec<u8>, mut text: &[u8], indent: &[u8]) {
+    while let Some(at) = memchr::memchr(b'\n', text) {
+        let (line, rest) = text.split_at(at + 1);
+        into.extend_from_slice(line);
+        into.extend_from_slice(indent);
+        text = rest;
+    }
+    into.extend_from_slice(text);
 }
 
 impl io::Write for Indented<'_> {
@@ -312,6 +366,40 @@ mod tests {
             indented.flush().unwrap();
             let got = format!("[\n  [\n    {}\n  ]\n]", String::from_utf8(out).unwrap());
             assert_eq!(got, whole, "written {split} bytes at a time");
+        }
+    }
+
+    /// Text indented apart ([`indent_into`]) and handed through [`Indented::already_indented`]
+    /// between text written through the [`Indented`] itself reads as all of it written
+    /// through the [`Indented`]: also when what came before ends in a newline (held back)
+    /// and the indented part starts with one.
+    #[test]
+    fn text_indented_apart_reads_as_text_indented_through() {
+        let parts: [&[u8]; 4] = [b"{\n  \"a\": [\n", b"    1,\n    2", b"\n  ]", b"\n}\n"];
+        for apart in 0..parts.len() {
+            let mut through = Vec::new();
+            let mut indented = Indented::new(&mut through, 2);
+            for p in parts {
+                indented.write_all(p).unwrap();
+            }
+            indented.flush().unwrap();
+            let mut mixed = Vec::new();
+            let mut indented = Indented::new(&mut mixed, 2);
+            for (i, p) in parts.iter().enumerate() {
+                if i == apart && !p.ends_with(b"\n") {
+                    let mut done = Vec::new();
+                    indent_into(&mut done, p, indented.indent());
+                    indented.already_indented().write_all(&done).unwrap();
+                } else {
+                    indented.write_all(p).unwrap();
+                }
+            }
+            indented.flush().unwrap();
+            assert_eq!(
+                String::from_utf8(mixed).unwrap(),
+                String::from_utf8(through).unwrap(),
+                "part {apart} indented apart"
+            );
         }
     }
 }

@@ -369,7 +369,7 @@ fn write_json(
     out.write_all(b"[")?;
     for (i, replay) in taps.iter().enumerate() {
         out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
-        json::write(&tap_cfg(cfg, i), replay, &mut pretty::Indented::new(out, 2))?;
+        json::write_nested(&tap_cfg(cfg, i), replay, &mut pretty::Indented::new(out, 2))?;
     }
     out.write_all(if taps.is_empty() { b"]" } else { b"\n  ]" })?;
     member(out, "clock")?;
