@@ -236,6 +236,24 @@ fn a_capture_of_many_batches_given_as_both_taps_is_matched_to_itself() {
     let matched = matched_to_itself(&cap, &mut diffs);
     common::assert_no_differences(&diffs);
     assert!(matched > 10 * 4096, "only {matched} packets matched");
+    // each tap's 6,000 flows, many chunks formatted on several threads, indented for their
+    // depth: laid out as serde lays out the report
+    let mut a = AnalyzeConfig::new(Vec::new());
+    a.taps = vec![cap.clone(), cap];
+    a.format = AnalyzeFormat::Json;
+    let (replays, between) = taps::analyze(&a).unwrap();
+    assert!(
+        replays.iter().all(|r| r.flows.len() > 8 * 256),
+        "too few flows"
+    );
+    let mut out = Vec::new();
+    taps::write_report(&a, &replays, &between, &mut out).unwrap();
+    let mut oracle = Vec::new();
+    taps::write_json_through_serde(&a, &replays, &between, &mut oracle).unwrap();
+    assert!(
+        out == oracle,
+        "the two-tap JSON report differs from serde_json's layout of it"
+    );
 }
 
 /// `cap` given as both taps: what differs from every packet matched to itself goes to `diffs`;

@@ -7,7 +7,8 @@ use std::net::IpAddr;
 use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 
-use super::{AnalyzeConfig, pretty};
+use super::AnalyzeConfig;
+use super::pretty::{self, At};
 use crate::replay::event::Addr;
 use crate::replay::hosts::Hosts;
 use crate::replay::psn::Timings;
@@ -139,10 +140,7 @@ impl AddrText {
     #[must_use]
     pub fn as_str(&self) -> &str {
         // only ASCII is ever written
-        self.buf
-            .get(..usize::from(self.len))
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .unwrap_or_default()
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
     }
 }
 
@@ -506,38 +504,22 @@ fn pfc_json(r: &crate::replay::pfc::PfcRow) -> PfcJson {
 /// # Errors
 /// Output errors.
 pub fn write(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
-    write_as::<false>(cfg, replay, &mut Sink::Top(out))
+    write_as::<false>(cfg, replay, out, 0)
 }
 
-/// Write the report as a value nested in a larger pretty document (`analyze --tap`'s report of
-/// each tap): the same bytes as [`write`] through `out`, but with the flows indented on the
-/// threads that format them rather than looked through again by `out` (most of the bytes).
+/// Write the report as the value at nesting `depth` of a larger pretty document (`analyze
+/// --tap`'s report of each tap): the bytes `serde_json::to_writer_pretty` writes for it
+/// there, without a newline after it.
 ///
 /// # Errors
 /// Output errors.
 pub fn write_nested(
     cfg: &AnalyzeConfig,
     replay: &Replay,
-    out: &mut pretty::Indented<'_>,
+    out: &mut dyn Write,
+    depth: usize,
 ) -> io::Result<()> {
-    write_as::<false>(cfg, replay, &mut Sink::Nested(out))
-}
-
-/// Where [`write_as`] writes: to the output, or through the [`pretty::Indented`] of a larger
-/// document.
-enum Sink<'a, 'w> {
-    Top(&'a mut dyn Write),
-    Nested(&'a mut pretty::Indented<'w>),
-}
-
-impl Sink<'_, '_> {
-    /// Where text made for nesting 0 goes.
-    fn text(&mut self) -> &mut dyn Write {
-        match self {
-            Sink::Top(out) => &mut **out,
-            Sink::Nested(indented) => &mut **indented,
-        }
-    }
+    write_as::<false>(cfg, replay, out, depth)
 }
 
 /// Write the report on one line, then a newline (`--each`'s line per capture): the same bytes
@@ -547,56 +529,62 @@ impl Sink<'_, '_> {
 /// # Errors
 /// Output errors.
 pub fn write_line(cfg: &AnalyzeConfig, replay: &Replay, out: &mut dyn Write) -> io::Result<()> {
-    write_as::<true>(cfg, replay, &mut Sink::Top(out))
+    write_as::<true>(cfg, replay, out, 0)
 }
 
-/// [`write`] (`LINE` false) or [`write_line`].
+/// [`write`] (`LINE` false) or [`write_line`], or [`write_nested`] at `depth` (pretty only).
 fn write_as<const LINE: bool>(
     cfg: &AnalyzeConfig,
     replay: &Replay,
-    sink: &mut Sink<'_, '_>,
+    out: &mut dyn Write,
+    depth: usize,
 ) -> io::Result<()> {
+    // where the report's braces sit, and its members
+    let (report, members) = if LINE {
+        (At::Line, At::Line)
+    } else {
+        (At::Depth(depth), At::Depth(depth + 1))
+    };
     let mut buf = Vec::with_capacity(BLOCK + (4 << 10));
     buf.push(b'{');
-    key::<LINE>(&mut buf, "version", false);
+    pretty::key(&mut buf, false, members, "version");
     crate::decimal::uint(&mut buf, VERSION.into());
-    key::<LINE>(&mut buf, "capture", true);
-    pretty::serde_at(&mut buf, top::<LINE>(), &capture_json(cfg, replay));
-    flows::<LINE>(&mut buf, sink, &replay.flows, &replay.hosts)?;
-    let out = sink.text();
+    pretty::key(&mut buf, true, members, "capture");
+    pretty::serde_at(&mut buf, members, &capture_json(cfg, replay));
+    flows::<LINE>(&mut buf, out, members, &replay.flows, &replay.hosts)?;
     let pfc = replay.pfc.iter().map(pfc_json);
-    list::<LINE, _>(&mut buf, out, "pfc", pfc, |buf, at, r| {
+    list(&mut buf, out, members, "pfc", pfc, |buf, at, r| {
         pretty::serde_at(buf, at, &r);
     })?;
-    list::<LINE, _>(&mut buf, out, "tcp_bth", &replay.tcp_bth, |buf, at, r| {
-        pretty::serde_at(buf, at, r);
-    })?;
+    list(
+        &mut buf,
+        out,
+        members,
+        "tcp_bth",
+        &replay.tcp_bth,
+        |buf, at, r| {
+            pretty::serde_at(buf, at, r);
+        },
+    )?;
     let mut detail = String::new();
-    list::<LINE, _>(&mut buf, out, "events", &replay.events, |buf, at, e| {
-        event(buf, at, &event_json(e, &mut detail));
-    })?;
-    buf.extend_from_slice(if LINE { b"}\n" } else { b"\n}\n" });
+    list(
+        &mut buf,
+        out,
+        members,
+        "events",
+        &replay.events,
+        |buf, at, e| {
+            event(buf, at, &event_json(e, &mut detail));
+        },
+    )?;
+    pretty::separate(&mut buf, false, report);
+    buf.push(b'}');
+    // a document of its own ends its line; a nested report is followed by its parent's text
+    if depth == 0 {
+        buf.push(b'\n');
+    }
     out.write_all(&buf)?;
     out.flush()
-}
-
-/// Where the report's members sit: depth 1, or the line.
-fn top<const LINE: bool>() -> pretty::At {
-    if LINE {
-        pretty::At::Line
-    } else {
-        pretty::At::Depth(1)
-    }
-}
-
-/// A member of the report (after a `,` when `comma`): its line start and key.
-fn key<const LINE: bool>(buf: &mut Vec<u8>, name: &str, comma: bool) {
-    if comma {
-        buf.push(b',');
-    }
-    buf.extend_from_slice(if LINE { b"\"" } else { b"\n  \"" });
-    buf.extend_from_slice(name.as_bytes());
-    buf.extend_from_slice(if LINE { b"\":" } else { b"\": " });
 }
 
 /// What [`write`] holds before handing it to its output.
@@ -612,30 +600,35 @@ const FLOW_CHUNK: usize = 256;
 /// is over: the cores are free, or under `--each` shared with the next captures' replays).
 fn flows<const LINE: bool>(
     buf: &mut Vec<u8>,
-    sink: &mut Sink<'_, '_>,
+    out: &mut dyn Write,
+    at: At,
     flows: &[Flow],
     hosts: &Hosts,
 ) -> io::Result<()> {
-    key::<LINE>(buf, "flows", true);
+    pretty::key(buf, true, at, "flows");
     if flows.is_empty() {
         buf.extend_from_slice(b"[]");
         return Ok(());
     }
     buf.push(b'[');
-    sink.text().write_all(buf)?;
+    out.write_all(buf)?;
     buf.clear();
-    let indent = match sink {
-        Sink::Top(_) => None,
-        Sink::Nested(indented) => Some(indented.indent()),
+    // a flow's line starts are constants for a report at nesting 0 (`flow`): in a report
+    // nested deeper, each formatting thread indents its chunks further
+    let deeper = match at {
+        At::Depth(depth) if depth > 1 => vec![b' '; 2 * (depth - 1)],
+        _ => Vec::new(),
     };
-    let format = |chunk: usize, into: &mut Vec<u8>| match indent {
-        None => format_flows::<LINE>(chunk, into, flows, hosts),
-        // formatted for nesting 0, then indented here, on the formatting thread
-        Some(indent) => UNINDENTED.with_borrow_mut(|plain| {
-            plain.clear();
-            format_flows::<LINE>(chunk, plain, flows, hosts);
-            pretty::indent_into(into, plain, indent);
-        }),
+    let format = |chunk: usize, into: &mut Vec<u8>| {
+        if deeper.is_empty() {
+            format_flows::<LINE>(chunk, into, flows, hosts);
+        } else {
+            UNINDENTED.with_borrow_mut(|plain| {
+                plain.clear();
+                format_flows::<LINE>(chunk, plain, flows, hosts);
+                pretty::indent_into(into, plain, &deeper);
+            });
+        }
     };
     let chunks = flows.len().div_ceil(FLOW_CHUNK);
     // a few chunks are not worth a thread
@@ -646,21 +639,14 @@ fn flows<const LINE: bool>(
             .map_or(1, |n| n.get().min(4))
             .saturating_sub(1)
     };
-    match sink {
-        Sink::Top(out) => super::ordered::write_chunks(chunks, helpers, &format, &mut **out)?,
-        Sink::Nested(indented) => super::ordered::write_chunks(
-            chunks,
-            helpers,
-            &format,
-            &mut indented.already_indented(),
-        )?,
-    }
-    buf.extend_from_slice(if LINE { b"]" } else { b"\n  ]" });
+    super::ordered::write_chunks(chunks, helpers, &format, out)?;
+    pretty::separate(buf, false, at);
+    buf.push(b']');
     Ok(())
 }
 
 std::thread_local! {
-    /// A formatting thread's chunk of flows before it is indented ([`write_nested`]).
+    /// A formatting thread's chunk of flows before it is indented further ([`write_nested`]).
     static UNINDENTED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -683,17 +669,18 @@ fn format_flows<const LINE: bool>(chunk: usize, into: &mut Vec<u8>, flows: &[Flo
     }
 }
 
-/// `,` and one of the report's lists (at depth 1), each item written by `each` where it sits;
-/// `buf` goes to `out` whenever it holds a block.
-fn list<const LINE: bool, T>(
+/// `,` and one of the report's lists (a member at `at`), each item written by `each` where it
+/// sits; `buf` goes to `out` whenever it holds a block.
+fn list<T>(
     buf: &mut Vec<u8>,
     out: &mut dyn Write,
+    at: At,
     name: &str,
     items: impl IntoIterator<Item = T>,
-    mut each: impl FnMut(&mut Vec<u8>, pretty::At, T),
+    mut each: impl FnMut(&mut Vec<u8>, At, T),
 ) -> io::Result<()> {
-    key::<LINE>(buf, name, true);
-    let mut array = pretty::Array::begin(buf, top::<LINE>());
+    pretty::key(buf, true, at, name);
+    let mut array = pretty::Array::begin(buf, at);
     for item in items {
         let at = array.item(buf);
         each(buf, at, item);
@@ -940,7 +927,7 @@ fn latency<const LINE: bool>(buf: &mut Vec<u8>, start: &[u8], l: &LatencyJson) {
 }
 
 /// One event, as serde lays out [`EventJson`].
-fn event(buf: &mut Vec<u8>, at: pretty::At, e: &EventJson<'_>) {
+fn event(buf: &mut Vec<u8>, at: At, e: &EventJson<'_>) {
     let mut o = pretty::Object::begin(buf, at);
     o.num("frame", e.frame);
     o.num("time_ns", e.time_ns);

@@ -100,8 +100,8 @@ pub fn serde_pretty(
 
 /// serde_json's pretty layout (its `PrettyFormatter`, two-space indent) for a value that sits
 /// at nesting `depth` of a larger document: its lines start `depth` levels deeper. Written as
-/// it is serialized, where indenting serde's own output afterwards ([`Indented`]) looked
-/// through every byte of it again for newlines.
+/// it is serialized, where indenting serde's own output afterwards looked through every byte
+/// of it again for newlines.
 pub struct AtDepth {
     depth: usize,
     /// The array or object just begun has an item (`PrettyFormatter`'s `has_value`).
@@ -195,12 +195,25 @@ impl serde_json::ser::Formatter for AtDepth {
 /// A separator before an item or a member at `at` (the item's own depth), or before a
 /// closing bracket (`comma` false): on one line, only the comma.
 #[inline(always)]
-fn separate(out: &mut Vec<u8>, comma: bool, at: At) {
+pub fn separate(out: &mut Vec<u8>, comma: bool, at: At) {
     match at {
         At::Depth(depth) => new_line(out, comma, depth),
         At::Line if comma => out.push(b','),
         At::Line => {}
     }
+}
+
+/// A member's separator (after a `,` when `comma`) and `"key": ` for a member at `at` (`"key":`
+/// on one line); `key` needs no escaping (the report's keys are names).
+#[inline(always)]
+pub fn key(out: &mut Vec<u8>, comma: bool, at: At, key: &str) {
+    separate(out, comma, at);
+    out.push(b'"');
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(match at {
+        At::Depth(_) => b"\": ",
+        At::Line => b"\":",
+    });
 }
 
 /// One level deeper than `at`.
@@ -234,14 +247,8 @@ impl<'o> Object<'o> {
     /// where they are called, and copying it takes a few moves instead of a call to `memcpy`.
     #[inline(always)]
     fn key(&mut self, key: &str) -> &mut Vec<u8> {
-        separate(self.out, !self.empty, inner(self.at));
+        self::key(self.out, !self.empty, inner(self.at), key);
         self.empty = false;
-        self.out.push(b'"');
-        self.out.extend_from_slice(key.as_bytes());
-        self.out.extend_from_slice(match self.at {
-            At::Depth(_) => b"\": ",
-            At::Line => b"\":",
-        });
         self.out
     }
 
@@ -306,86 +313,8 @@ impl Array {
     }
 }
 
-/// A writer that indents what goes through it by nesting `depth` after every newline, so that
-/// a pretty JSON value written for nesting 0 sits deeper in a larger document (a newline in
-/// pretty JSON is always layout: strings escape theirs). The last newline is held back and
-/// dropped unless more follows: the value's trailing newline is not its parent's.
-///
-/// Lines are gathered in a block of its own (a report's 24 million lines are not each a call
-/// through `dyn Write`), handed on when full and by `flush`, which the writer of the value
-/// must call at its end.
-pub struct Indented<'w> {
-    out: &'w mut dyn io::Write,
-    indent: &'static [u8],
-    block: Vec<u8>,
-    held_newline: bool,
-}
-
-/// What [`Indented`] gathers before handing it on.
-const INDENTED_BLOCK: usize = 64 << 10;
-
-impl<'w> Indented<'w> {
-    /// Indenting by nesting `depth` (at most 31).
-    pub fn new(out: &'w mut dyn io::Write, depth: usize) -> Self {
-        Indented {
-            out,
-            indent: LEAD.get(2..2 + 2 * depth).unwrap_or_default(),
-            // grown as it fills: a small value (a PFC row) costs no 64 KiB
-            block: Vec::new(),
-            held_newline: false,
-        }
-    }
-
-    fn newline(&mut self) {
-        self.block.push(b'\n');
-        self.block.extend_from_slice(self.indent);
-    }
-
-    /// What follows each newline.
-    #[must_use]
-    pub fn indent(&self) -> &'static [u8] {
-        self.indent
-    }
-
-    /// A writer for text already indented (by [`indent_into`] with [`Indented::indent`]), and
-    /// not ending in a newline: handed on as it is, after what came before it, so that text
-    /// indented on other threads is not looked through again here.
-    pub fn already_indented(&mut self) -> AlreadyIndented<'_, 'w> {
-        AlreadyIndented(self)
-    }
-}
-
-/// See [`Indented::already_indented`].
-pub struct AlreadyIndented<'a, 'w>(&'a mut Indented<'w>);
-
-impl io::Write for AlreadyIndented<'_, '_> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.write_all(bytes)?;
-        Ok(bytes.len())
-    }
-
-    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let it = &mut *self.0;
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        if std::mem::take(&mut it.held_newline) {
-            it.newline();
-        }
-        if !it.block.is_empty() {
-            it.out.write_all(&it.block)?;
-            it.block.clear();
-        }
-        it.out.write_all(bytes)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// `text` onto `into` with `indent` after each of its newlines, as [`Indented`] writes it
-/// (except that a trailing newline is indented too).
+/// `text` onto `into` with `indent` after each of its newlines: pretty text made for one
+/// nesting, moved deeper (a newline in pretty JSON is always layout: strings escape theirs).
 pub fn indent_into(into: &mut Vec<u8>, mut text: &[u8], indent: &[u8]) {
     while let Some(at) = memchr::memchr(b'\n', text) {
         let (line, rest) = text.split_at(at + 1);
@@ -396,106 +325,25 @@ pub fn indent_into(into: &mut Vec<u8>, mut text: &[u8], indent: &[u8]) {
     into.extend_from_slice(text);
 }
 
-impl io::Write for Indented<'_> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.write_all(bytes)?;
-        Ok(bytes.len())
-    }
-
-    fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        if std::mem::take(&mut self.held_newline) {
-            self.newline();
-        }
-        while let Some(at) = memchr::memchr(b'\n', bytes) {
-            let (line, rest) = bytes.split_at(at);
-            self.block.extend_from_slice(line);
-            bytes = rest.get(1..).unwrap_or_default();
-            if bytes.is_empty() {
-                self.held_newline = true;
-                break;
-            }
-            self.newline();
-            if self.block.len() >= INDENTED_BLOCK {
-                self.out.write_all(&self.block)?;
-                self.block.clear();
-            }
-        }
-        self.block.extend_from_slice(bytes);
-        if self.block.len() >= INDENTED_BLOCK {
-            self.out.write_all(&self.block)?;
-            self.block.clear();
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.out.write_all(&self.block)?;
-        self.block.clear();
-        self.out.flush()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A value written pretty for nesting 0 and indented by two levels reads as serde lays it
-    /// out inside two levels of nesting, however its bytes are split across writes (a newline
-    /// at the end of one write, at the start of the next), its trailing newline dropped.
+    /// A value written pretty for nesting 0 and indented by two levels ([`indent_into`])
+    /// reads as serde lays it out inside two levels of nesting.
     #[test]
     fn indented_values_read_as_nested_ones() {
         let value = serde_json::json!({"a": [1, {"b": "x\ny"}], "c": {}, "d": []});
         let nested = serde_json::json!([[value.clone()]]);
         let whole = serde_json::to_string_pretty(&nested).unwrap();
-        let mut alone = serde_json::to_vec_pretty(&value).unwrap();
-        alone.push(b'\n');
-        for split in 1..alone.len() {
-            let mut out = Vec::new();
-            let mut indented = Indented::new(&mut out, 2);
-            for piece in alone.chunks(split) {
-                indented.write_all(piece).unwrap();
-            }
-            indented.flush().unwrap();
-            let got = format!("[\n  [\n    {}\n  ]\n]", String::from_utf8(out).unwrap());
-            assert_eq!(got, whole, "written {split} bytes at a time");
-        }
-    }
-
-    /// Text indented apart ([`indent_into`]) and handed through [`Indented::already_indented`]
-    /// between text written through the [`Indented`] itself reads as all of it written
-    /// through the [`Indented`]: also when what came before ends in a newline (held back)
-    /// and the indented part starts with one.
-    #[test]
-    fn text_indented_apart_reads_as_text_indented_through() {
-        let parts: [&[u8]; 4] = [b"{\n  \"a\": [\n", b"    1,\n    2", b"\n  ]", b"\n}\n"];
-        for apart in 0..parts.len() {
-            let mut through = Vec::new();
-            let mut indented = Indented::new(&mut through, 2);
-            for p in parts {
-                indented.write_all(p).unwrap();
-            }
-            indented.flush().unwrap();
-            let mut mixed = Vec::new();
-            let mut indented = Indented::new(&mut mixed, 2);
-            for (i, p) in parts.iter().enumerate() {
-                if i == apart && !p.ends_with(b"\n") {
-                    let mut done = Vec::new();
-                    indent_into(&mut done, p, indented.indent());
-                    indented.already_indented().write_all(&done).unwrap();
-                } else {
-                    indented.write_all(p).unwrap();
-                }
-            }
-            indented.flush().unwrap();
-            assert_eq!(
-                String::from_utf8(mixed).unwrap(),
-                String::from_utf8(through).unwrap(),
-                "part {apart} indented apart"
-            );
-        }
+        let mut ours = b"[\n  [\n    ".to_vec();
+        indent_into(
+            &mut ours,
+            &serde_json::to_vec_pretty(&value).unwrap(),
+            b"    ",
+        );
+        ours.extend_from_slice(b"\n  ]\n]");
+        assert_eq!(String::from_utf8(ours).unwrap(), whole);
     }
 
     /// A value written at depth `d` ([`AtDepth`]) inside `d` arrays reads as serde's pretty
