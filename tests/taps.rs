@@ -11,6 +11,8 @@ use rocescope::analyze::AnalyzeConfig;
 use rocescope::analyze::taps;
 use rocescope::config::AnalyzeFormat;
 use rocescope::generate::{GenerateConfig, run};
+use rocescope::replay::Replay;
+use rocescope::replay::between::Between;
 use rocescope_generator::Scenario;
 use serde_json::Value;
 
@@ -79,14 +81,7 @@ fn run_both(dir: &Path, text: &str, seed: u64) -> (Value, Value) {
     a.format = AnalyzeFormat::Json;
     a.link_bps = scenario.link_bps;
     let (replays, between) = taps::analyze(&a).unwrap();
-    let mut out = Vec::new();
-    taps::write_report(&a, &replays, &between, &mut out).unwrap();
-    let mut oracle = Vec::new();
-    taps::write_json_through_serde(&a, &replays, &between, &mut oracle).unwrap();
-    assert!(
-        out == oracle,
-        "the two-tap JSON report differs from serde_json's layout of it"
-    );
+    let out = json_laid_out_as_serde(&a, &replays, &between);
     let truth = serde_json::from_slice(&std::fs::read(truth_path).unwrap()).unwrap();
     (serde_json::from_slice(&out).unwrap(), truth)
 }
@@ -246,14 +241,21 @@ fn a_capture_of_many_batches_given_as_both_taps_is_matched_to_itself() {
         replays.iter().all(|r| r.flows.len() > 8 * 256),
         "too few flows"
     );
+    json_laid_out_as_serde(&a, &replays, &between);
+}
+
+/// The two-tap JSON report, held to serde_json's layout of it byte for byte
+/// (`write_json_through_serde`).
+fn json_laid_out_as_serde(a: &AnalyzeConfig, replays: &[Replay], between: &Between) -> Vec<u8> {
     let mut out = Vec::new();
-    taps::write_report(&a, &replays, &between, &mut out).unwrap();
+    taps::write_report(a, replays, between, &mut out).unwrap();
     let mut oracle = Vec::new();
-    taps::write_json_through_serde(&a, &replays, &between, &mut oracle).unwrap();
+    taps::write_json_through_serde(a, replays, between, &mut oracle).unwrap();
     assert!(
         out == oracle,
         "the two-tap JSON report differs from serde_json's layout of it"
     );
+    out
 }
 
 /// `cap` given as both taps: what differs from every packet matched to itself goes to `diffs`;
