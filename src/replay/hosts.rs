@@ -22,6 +22,7 @@ pub struct Hosts {
     /// The ids [`Hosts::intern`] gave last, newest first: a new flow's two ends are most
     /// often the hosts of the flow before it, and comparing an address is cheaper than
     /// hashing it (the lookups were a twentieth of the replay while 400,000 flows appeared).
+    /// Starts as ids 0 and 0, which name no address until the first is interned.
     recent: [u32; 2],
 }
 
@@ -39,6 +40,7 @@ impl Hosts {
         id
     }
 
+    /// The id of `addr` from the table of every address, given it now if it has none.
     fn lookup_or_add(&mut self, addr: Addr) -> u32 {
         if let Some(&id) = self.ids.get(&addr) {
             return id;
