@@ -211,6 +211,11 @@ pub struct Losses {
 }
 
 /// One directional flow. Its id is its place in the replay's list of flows.
+///
+/// 80 bytes, so most flows span two cache lines. A 64-byte flow aligned to one line (the four
+/// counters narrowed to `u32`, `#[repr(align(64))]`) was measured and was not faster: 1.037x
+/// the time on 400,000 flows (`-f json`, 15 pairs): the replay waits on the flow index's slot,
+/// not on the flow's second line.
 #[derive(Debug, Clone)]
 pub struct Flow {
     /// Its key, the addresses as ids into the replay's [`Hosts`](super::hosts::Hosts)
