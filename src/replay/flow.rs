@@ -212,10 +212,10 @@ pub struct Losses {
 
 /// One directional flow. Its id is its place in the replay's list of flows.
 ///
-/// 80 bytes, so most flows span two cache lines. A 64-byte flow aligned to one line (the four
-/// counters narrowed to `u32`, `#[repr(align(64))]`) was measured and was not faster: 1.037x
-/// the time on 400,000 flows (`-f json`, 15 pairs): the replay waits on the flow index's slot,
-/// not on the flow's second line.
+/// At most 80 bytes (`per_flow_state_stays_in_its_budget`), so each flow of the list spans
+/// two cache lines. Not worth one: a 64-byte flow aligned to a line (counters narrowed to
+/// `u32`) took 1.037x the time on 400,000 flows (`-f json`, 15 pairs), as the replay waits on
+/// the flow index's slot rather than on a flow's second line.
 #[derive(Debug, Clone)]
 pub struct Flow {
     /// Its key, the addresses as ids into the replay's [`Hosts`](super::hosts::Hosts)
