@@ -81,6 +81,12 @@ pub trait Observer {
 impl Observer for () {}
 
 /// Who dissects the frames when the replay runs on two threads.
+///
+/// Neither fixed split is close to the balanced one (`-f json`, dist builds, alternating
+/// pairs): on small frames over 2,000 flows the reading thread dissecting every frame took
+/// 1.298x the time (11 pairs) and the engine thread dissecting every frame 1.425x (11 pairs);
+/// over 400,000 flows, where the engine thread is the busier, the reading thread dissecting
+/// every frame took 1.087x (15 pairs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Split {
     /// The reading thread dissects while the engine thread has work queued, else it only

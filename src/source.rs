@@ -357,7 +357,10 @@ const NO_FRAME: Meta = Meta {
 /// One frame of a batch: what `prepare` made of it, else where its bytes are. Items are kept
 /// from batch to batch and written over, so that `prepare` builds its answer in place: when
 /// it returned the answer and the batch pushed it, the replay's summary of a frame was copied
-/// twice on the reading thread (out of `prepare`, then into the list).
+/// twice on the reading thread (out of `prepare`, then into the list). The frames' places
+/// kept apart from the items, 48 bytes each in a list of their own so that the reading
+/// thread writes fewer of the lines the consumer read last, measured 1.024x on small frames
+/// (15 pairs): not kept.
 #[derive(Debug)]
 struct Item<P> {
     prepared: Option<P>,

@@ -31,7 +31,8 @@ use std::io::{self, Read};
 use std::sync::Arc;
 
 /// Size of the read buffer (and the unit of each `read` call on the input): small enough that
-/// the buffers batches hold in flight stay few megabytes ([`crate::source`]).
+/// the buffers batches hold in flight stay few megabytes ([`crate::source`]). Half of it, so
+/// that more of them stay in cache, measured 0.984x on small frames (15 pairs): noise.
 const BUF_SIZE: usize = 256 << 10;
 /// The read unit of a reader that only skims records ([`Input::read_in_large_units`]).
 const LARGE_BUF_SIZE: usize = 1 << 20;

@@ -119,7 +119,9 @@ impl FlowIndex {
         }
     }
 
-    /// The slot where the search for a key of `tag` starts (0 in an empty table).
+    /// The slot where the search for a key of `tag` starts (0 in an empty table). Starting
+    /// every search at the first slot of a cache line (the table aligned to lines), so that
+    /// fewer searches read two lines, measured no faster at 400,000 flows (1.002x, 15 pairs).
     #[inline]
     fn home(&self, tag: u32) -> usize {
         tag as usize & self.slots.len().saturating_sub(1)
