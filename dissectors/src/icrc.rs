@@ -167,7 +167,7 @@ static BYTE_TABLE: [u32; 256] = {
 /// Below this many bytes a table lookup per byte beats setting up crc32fast.
 ///
 /// crc32fast itself is the fastest crate measured for frames this short: crc-fast 1.10 (also
-/// SIMD) took 2.5 to 5 times as long per frame's CRC on 52, 320 and 1,100 bytes, in one call
+/// SIMD) took 1.7 to 5.6 times as long per frame's CRC on 52, 320 and 1,100 bytes, in one call
 /// or in two as here (a microbenchmark of 2 M frames each).
 const SHORT: usize = 24;
 
