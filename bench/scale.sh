@@ -29,6 +29,8 @@
 #   (no targets: watched for growth with the flows)
 #   dissect -f jsonl vs tshark -T fields, dissect text vs tshark's default output (on frames1k
 #   and acked1k; each pair run alternately, the ratio the median of each pair's)
+# Before and after the figures, the time two threads take to hand a cache line back and forth
+# (bench/cross_core.rs): it says which of the machine's phases they ran in.
 # The inspector's and send's figures have their own scripts (bench/inspect-open.sh,
 # bench/send-vs-tcpreplay.sh: tmux; root and a veth pair), run at the end when possible.
 # Needs tshark and GNU time (/usr/bin/time).
@@ -46,6 +48,14 @@ command -v tshark >/dev/null || { echo "tshark not found (apt-get install tshark
 # the distribution build (Cargo.toml's `dist` profile: link-time optimization), as shipped
 . "$root/bench/binary.sh"
 rocescope_binary dist
+# the machine's phase, from the time two threads take to hand a cache line back and forth
+# (bench/cross_core.rs): printed before and after the figures
+(cd "$root" && cargo build --profile dist --quiet --example cross_core)
+cross_core=$(cd "$root" && realpath "${CARGO_TARGET_DIR:-target}/dist/examples/cross_core")
+phase() {
+  echo "cross-core round trip $1: $("$cross_core") ns (bench/cross_core.rs; on the machines of" \
+    "issue 13, under 150 ns in their fast phase, 300-500 ns in their slow one)"
+}
 
 # scenario NAME QPS MESSAGES SIZE [ACK_EVERY]: QPS RC connections between two hosts, MESSAGES
 # WRITEs of SIZE bytes each (frames of 1 KiB at most; an ACK every ACK_EVERY frames, default 1,
@@ -120,6 +130,7 @@ row() { # LABEL VALUE UNIT REFERENCE-LABEL RATIO TARGET
 # 9 GB/s on another): say which it was
 echo
 echo "machine: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, Linux $(uname -r)"
+phase "before the figures"
 row "figure" "value" "" "reference" "ratio" "target"
 
 small=$work/small2k.pcap; many=$work/small400k.pcap; small_bytes=$(stat -c %s "$small")
@@ -209,6 +220,7 @@ for name in frames1k acked1k; do
     "$(awk -v r="$paired_ratio" 'BEGIN{printf "%.1fx", r}')" ">= 15x"
 done
 
+phase "after them"
 echo
 [ "${EXTRA:-1}" = 0 ] && exit 0
 if command -v tmux >/dev/null; then
