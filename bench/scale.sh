@@ -48,13 +48,12 @@ command -v tshark >/dev/null || { echo "tshark not found (apt-get install tshark
 # the distribution build (Cargo.toml's `dist` profile: link-time optimization), as shipped
 . "$root/bench/binary.sh"
 rocescope_binary dist
-# the machine's phase, from the time two threads take to hand a cache line back and forth
-# (bench/cross_core.rs): printed before and after the figures
-(cd "$root" && cargo build --profile dist --quiet --example cross_core)
-cross_core=$(cd "$root" && realpath "${CARGO_TARGET_DIR:-target}/dist/examples/cross_core")
+# the machine's phase (bench/cross_core.rs says how to read it), before and after the figures
+cross_core=$(built dist example cross_core)
 phase() {
-  echo "cross-core round trip $1: $("$cross_core") ns (bench/cross_core.rs; on the machines of" \
-    "issue 13, under 150 ns in their fast phase, 300-500 ns in their slow one)"
+  local ns
+  ns="$("$cross_core") ns" || ns="not measured"
+  echo "cross-core round trip $1: $ns (the machine's phase: bench/cross_core.rs)"
 }
 
 # scenario NAME QPS MESSAGES SIZE [ACK_EVERY]: QPS RC connections between two hosts, MESSAGES

@@ -248,12 +248,11 @@ const RECORD_OVERHEAD: u64 = 16;
 pub enum Threads {
     /// On a second thread when the source is large or unbounded and there are two cores.
     ///
-    /// Whatever the machine's phase (`bench/cross_core.rs`): where handing a cache line
-    /// between cores slows from under 150 ns to 300-500 ns, one thread (`taskset -c 0`) beat
-    /// two on 1 KiB frames (0.32 s against 0.45 s) and on small frames (0.40 against 0.46 s)
-    /// but not over 400,000 flows (0.65 against 0.55 s), and it took 1.7-2.0x the time of two
-    /// in the fast phase (medians of 17 to 249 runs each): a choice by a probe at start-up
-    /// would have to weigh the flows too, and was not made.
+    /// Two threads whatever the machine's phase (`bench/cross_core.rs`). In the slow phase one
+    /// thread (`taskset -c 0`) beat two on 1 KiB frames (0.32 s against 0.45 s) and on small
+    /// frames (0.40 against 0.46 s), but not over 400,000 flows (0.65 against 0.55 s); in the
+    /// fast one it took 1.7-2.0x the time of two (medians of 17 to 249 runs each). Choosing
+    /// by a probe at start-up would have to weigh the flows too, and is not done.
     Auto,
     /// In place, on the caller's thread.
     One,
