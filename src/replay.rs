@@ -86,7 +86,9 @@ impl Observer for () {}
 /// pairs): on small frames over 2,000 flows the reading thread dissecting every frame took
 /// 1.298x the time (11 pairs) and the engine thread dissecting every frame 1.425x (11 pairs);
 /// over 400,000 flows, where the engine thread is the busier, the reading thread dissecting
-/// every frame took 1.087x (15 pairs).
+/// every frame took 1.087x (15 pairs). Only in the machine's slow phase (`bench/cross_core.rs`)
+/// did the engine's split edge ahead on small frames, 0.96x (the reader's 1.31x; medians of
+/// 21 runs), far from undoing that phase's 2x.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Split {
     /// The reading thread dissects while the engine thread has work queued, else it only
