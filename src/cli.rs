@@ -393,6 +393,19 @@ pub struct SendArgs {
     /// Random seed: the same seed gives the same bytes as `generate --seed`.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// How frames reach the interface: an AF_XDP socket in copy mode where it opens, else a
+    /// packet socket (auto, the default); only AF_XDP; only the packet socket. For
+    /// measurements and tests (bench/send-vs-tcpreplay.sh, tests/send_netns.rs).
+    #[arg(long, value_enum, default_value = "auto", hide = true)]
+    pub tx: TxArg,
+}
+
+/// `send --tx`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TxArg {
+    Auto,
+    Xdp,
+    Packet,
 }
 
 #[derive(Debug, Args)]

@@ -117,9 +117,9 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<Status> {
         }
         cli::Command::Send(args) => {
             let cfg = config::SendConfig::try_from(args)?;
-            let summary = send::run(&cfg)?;
+            let (summary, path) = send::run(&cfg)?;
             if !global.quiet {
-                println!("{summary} on {}", cfg.iface);
+                println!("{summary} on {} ({path})", cfg.iface);
             }
             Ok(Status::Clean)
         }

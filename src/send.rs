@@ -32,6 +32,8 @@ pub struct SendSummary {
     pub bytes: u64,
     /// From just before the first frame to just after the last.
     pub elapsed: Duration,
+    /// Frames the device refused after the kernel took them (counted in `frames`, not sent).
+    pub dropped: u64,
 }
 
 impl SendSummary {
@@ -64,32 +66,51 @@ impl fmt::Display for SendSummary {
             self.elapsed.as_secs_f64(),
             self.pps(),
             self.gbps()
-        )
+        )?;
+        if self.dropped > 0 {
+            write!(f, ", {} dropped by the device", self.dropped)?;
+        }
+        Ok(())
     }
 }
 
-/// Reads the scenario, opens the interface and sends.
+/// Reads the scenario, opens the interface and sends; returns what was sent and how it went
+/// out (the transmit path, and why not `AF_XDP` when that was tried and refused).
 ///
 /// # Errors
 /// The scenario cannot be read or is invalid, the interface does not exist or cannot be opened
 /// (not root), sending fails, or this build has no `live` feature.
-pub fn run(cfg: &SendConfig) -> anyhow::Result<SendSummary> {
+#[cfg(feature = "live")]
+pub fn run(cfg: &SendConfig) -> anyhow::Result<(SendSummary, String)> {
+    let scenario = read_scenario(cfg)?;
+    let mut sink = crate::sink::LiveSink::open(&cfg.iface, cfg.tx)?;
+    let mut summary = send_into(&scenario, cfg.seed, cfg.rate, cfg.bound, &mut sink)
+        .with_context(|| format!("sending on {}", cfg.iface))?;
+    summary.dropped = sink.dropped();
+    let path = match sink.xdp_refused() {
+        Some(why) => format!("{}; AF_XDP refused: {why}", sink.path()),
+        None => sink.path().to_owned(),
+    };
+    Ok((summary, path))
+}
+
+/// Without the `live` feature there is nothing to send with.
+///
+/// # Errors
+/// Always.
+#[cfg(not(feature = "live"))]
+pub fn run(cfg: &SendConfig) -> anyhow::Result<(SendSummary, String)> {
+    read_scenario(cfg)?;
+    anyhow::bail!("this rocescope was built without the `live` feature: it cannot send")
+}
+
+fn read_scenario(cfg: &SendConfig) -> anyhow::Result<Scenario> {
     let text = fs::read_to_string(&cfg.scenario)
         .with_context(|| format!("reading {}", cfg.scenario.display()))?;
-    let scenario = Scenario::from_toml(&text, &cfg.scenario.display().to_string())?;
-    let mut sink = open_live(&cfg.iface)?;
-    send_into(&scenario, cfg.seed, cfg.rate, cfg.bound, &mut sink)
-        .with_context(|| format!("sending on {}", cfg.iface))
-}
-
-#[cfg(feature = "live")]
-fn open_live(iface: &str) -> anyhow::Result<crate::sink::LiveSink> {
-    Ok(crate::sink::LiveSink::open(iface)?)
-}
-
-#[cfg(not(feature = "live"))]
-fn open_live(_iface: &str) -> anyhow::Result<crate::sink::MemorySink> {
-    anyhow::bail!("this rocescope was built without the `live` feature: it cannot send")
+    Ok(Scenario::from_toml(
+        &text,
+        &cfg.scenario.display().to_string(),
+    )?)
 }
 
 /// Generates `scenario` with `seed` and hands each frame to `sink` when `rate` says it is due,

@@ -679,15 +679,40 @@ impl<S: FileWriter> FrameSink for AtomicSink<S> {
     }
 }
 
-/// Sends frames on a network interface through an `AF_PACKET` socket
-/// ([`crate::live::tx_socket`], `PACKET_QDISC_BYPASS`): [`FrameSink::send_all`] hands up to
-/// [`MAX_RUN`] frames to the kernel in one system call,
-/// [`FrameSink::send`] one. Each returns when its frames are with the device, so there is
-/// nothing to flush. Timestamps are ignored: pacing is the caller's business. While the
-/// device's queue is full, the sender tries again.
+/// How `send`'s frames reach the interface (`src/live/tx_socket.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TxPath {
+    /// An `AF_XDP` socket where the kernel and the interface take one, else a packet socket.
+    #[default]
+    Auto,
+    /// An `AF_XDP` socket in copy mode, or an error saying why not.
+    Xdp,
+    /// An `AF_PACKET` socket (`sendmmsg`, `PACKET_QDISC_BYPASS`).
+    Packet,
+}
+
+/// Sends frames on a network interface ([`crate::live::tx_socket`]): through an `AF_XDP`
+/// socket where one opens, else (or from the first frame longer than that socket sends) through
+/// an `AF_PACKET` socket. [`FrameSink::send_all`] hands up to [`MAX_RUN`] frames to the kernel
+/// in one system call, [`FrameSink::send`] one. Each returns when its frames are with the
+/// device, so there is nothing to flush. Timestamps are ignored: pacing is the caller's
+/// business. While the device's queue is full, the sender tries again.
 #[cfg(feature = "live")]
 pub struct LiveSink {
-    socket: crate::live::tx_socket::TxSocket,
+    /// `None` once every frame goes through `packet`.
+    xdp: Option<crate::live::tx_socket::XdpSocket>,
+    /// Longest frame `xdp` sends: its chunk, and no more than the device's MTU allows (a
+    /// longer frame goes through `packet`, which refuses what the device cannot send).
+    xdp_max: usize,
+    /// Opened when the first frame needs it.
+    packet: Option<crate::live::tx_socket::TxSocket>,
+    name: String,
+    ifindex: u32,
+    /// Why the `AF_XDP` socket was not used (`TxPath::Auto`), for `-v`.
+    xdp_refused: Option<String>,
+    /// Frames `xdp` sent before a frame too long for it moved the rest to `packet`.
+    switched: bool,
+    dropped: u64,
 }
 
 /// How long a send waits for the interface to take a frame from a full queue before it
@@ -697,13 +722,14 @@ const STALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[cfg(feature = "live")]
 impl LiveSink {
-    /// Opens a raw layer-2 socket on the interface called `name`.
+    /// Opens a transmit socket on the interface called `name`, as `path` says.
     ///
     /// # Errors
     /// No interface has that name (the message lists the ones there are), the process may not
     /// open raw sockets ("sending needs root or `CAP_NET_RAW`"), or the socket cannot be opened
     /// or bound. Every message names the interface and fits on one line.
-    pub fn open(name: &str) -> io::Result<Self> {
+    pub fn open(name: &str, path: TxPath) -> io::Result<Self> {
+        use crate::live::tx_socket::{TxSocket, XDP_FRAME_MAX, XdpSocket};
         let Some(iface) = pnet_datalink::interfaces()
             .into_iter()
             .find(|i| i.name == name)
@@ -728,9 +754,131 @@ impl LiveSink {
                 format!("{name} has no carrier (its link is down): no frame would leave"),
             ));
         }
-        let socket = crate::live::tx_socket::TxSocket::open(iface.index)
-            .map_err(|e| live_open_error(name, &e))?;
-        Ok(LiveSink { socket })
+        let mut sink = LiveSink {
+            xdp: None,
+            xdp_max: XDP_FRAME_MAX.min(device_frame_max(name)),
+            packet: None,
+            name: name.to_owned(),
+            ifindex: iface.index,
+            xdp_refused: None,
+            switched: false,
+            dropped: 0,
+        };
+        match path {
+            TxPath::Packet => {}
+            TxPath::Xdp => {
+                sink.xdp =
+                    Some(XdpSocket::open(iface.index).map_err(|e| live_open_error(name, &e))?);
+            }
+            TxPath::Auto => match XdpSocket::open(iface.index) {
+                Ok(xdp) => sink.xdp = Some(xdp),
+                Err(e) => sink.xdp_refused = Some(e.to_string()),
+            },
+        }
+        if sink.xdp.is_none() {
+            sink.packet = Some(TxSocket::open(iface.index).map_err(|e| live_open_error(name, &e))?);
+        }
+        Ok(sink)
+    }
+
+    /// The way frames went out, for `send`'s summary.
+    #[must_use]
+    pub fn path(&self) -> &'static str {
+        match (self.xdp.is_some(), self.switched) {
+            (true, _) => "AF_XDP",
+            (false, true) => "AF_XDP, then a packet socket for frames longer than it sends",
+            (false, false) => "packet socket",
+        }
+    }
+
+    /// Why an `AF_XDP` socket was not used, when one was tried.
+    #[must_use]
+    pub fn xdp_refused(&self) -> Option<&str> {
+        self.xdp_refused.as_deref()
+    }
+
+    /// Frames the device refused after the kernel took them: lost, not sent.
+    #[must_use]
+    pub fn dropped(&self) -> u64 {
+        self.dropped + self.xdp.as_ref().map_or(0, |x| x.dropped())
+    }
+
+    /// Sends `frames` through the `AF_XDP` socket, all of them no longer than it sends, and
+    /// returns when the kernel has taken every one.
+    fn send_xdp(&mut self, mut rest: &[(u64, &[u8])]) -> io::Result<()> {
+        let Some(xdp) = self.xdp.as_mut() else {
+            return Ok(());
+        };
+        let mut stall = Stall::default();
+        while !rest.is_empty() || xdp.pending() > 0 {
+            let queued = xdp.queue(rest.iter().map(|&(_, f)| f));
+            rest = rest.get(queued..).unwrap_or_default();
+            let before = xdp.pending();
+            xdp.kick()?;
+            stall.check(queued > 0 || xdp.pending() < before)?;
+        }
+        Ok(())
+    }
+
+    /// Sends `frames` through the packet socket (opened now if it was not).
+    fn send_packet(&mut self, mut rest: &[(u64, &[u8])]) -> io::Result<()> {
+        if self.packet.is_none() {
+            let socket = crate::live::tx_socket::TxSocket::open(self.ifindex)
+                .map_err(|e| live_open_error(&self.name, &e))?;
+            self.packet = Some(socket);
+        }
+        let Some(socket) = self.packet.as_ref() else {
+            return Ok(());
+        };
+        let mut stall = Stall::default();
+        while !rest.is_empty() {
+            let sent = socket.send_batch(rest.iter().map(|&(_, f)| f))?;
+            rest = rest.get(sent..).unwrap_or_default();
+            stall.check(sent > 0)?;
+        }
+        Ok(())
+    }
+}
+
+/// The longest frame `name`'s MTU lets through (its MTU plus an Ethernet header and one VLAN
+/// tag, as the packet socket allows); no limit when the MTU cannot be read.
+#[cfg(feature = "live")]
+fn device_frame_max(name: &str) -> usize {
+    std::fs::read_to_string(format!("/sys/class/net/{name}/mtu"))
+        .ok()
+        .and_then(|t| t.trim().parse::<usize>().ok())
+        .map_or(usize::MAX, |mtu| mtu + 18)
+}
+
+/// Watches a send for a device that takes nothing for [`STALL_LIMIT`].
+#[cfg(feature = "live")]
+#[derive(Default)]
+struct Stall {
+    /// Set when the device first takes nothing: a full queue drains in microseconds.
+    since: Option<std::time::Instant>,
+}
+
+#[cfg(feature = "live")]
+impl Stall {
+    /// After each try: `progress` says whether the device took anything. Yields the core
+    /// while it does not, and fails once that has lasted [`STALL_LIMIT`].
+    fn check(&mut self, progress: bool) -> io::Result<()> {
+        if progress {
+            self.since = None;
+            return Ok(());
+        }
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        if since.elapsed() >= STALL_LIMIT {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "the interface took no frame for {} s (its link went down, or a pause held it)",
+                    STALL_LIMIT.as_secs()
+                ),
+            ));
+        }
+        std::thread::yield_now();
+        Ok(())
     }
 }
 
@@ -753,29 +901,24 @@ impl FrameSink for LiveSink {
         self.send_all(&[(time_ns, frame)])
     }
     fn send_all(&mut self, frames: &[(u64, &[u8])]) -> io::Result<()> {
-        let mut rest = frames;
-        // set when the device first takes nothing: a full queue drains in microseconds
-        let mut stalled_since: Option<std::time::Instant> = None;
-        while !rest.is_empty() {
-            let sent = self.socket.send_batch(rest.iter().map(|&(_, f)| f))?;
-            rest = rest.get(sent..).unwrap_or_default();
-            if sent > 0 {
-                stalled_since = None;
-                continue;
+        if self.xdp.is_some() {
+            let fit = frames
+                .iter()
+                .position(|(_, f)| f.len() > self.xdp_max)
+                .unwrap_or(frames.len());
+            let (short, rest) = frames.split_at(fit);
+            self.send_xdp(short)?;
+            if rest.is_empty() {
+                return Ok(());
             }
-            let since = *stalled_since.get_or_insert_with(std::time::Instant::now);
-            if since.elapsed() >= STALL_LIMIT {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "the interface took no frame for {} s (its link went down, or a pause held it)",
-                        STALL_LIMIT.as_secs()
-                    ),
-                ));
-            }
-            std::thread::yield_now();
+            // From here on every frame goes through the packet socket, so that no frame
+            // overtakes one sent before it on the other path (`send_xdp` returned when the
+            // kernel had taken them all).
+            self.dropped += self.xdp.take().map_or(0, |x| x.dropped());
+            self.switched = true;
+            return self.send_packet(rest);
         }
-        Ok(())
+        self.send_packet(frames)
     }
     fn finish(&mut self) -> io::Result<()> {
         // every frame is with the device already: `send_all` returns when they are

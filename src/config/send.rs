@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli;
+pub use crate::sink::TxPath;
 use crate::units::{Rate, parse_duration};
 
 /// When sending stops (besides the end of the scenario).
@@ -37,6 +38,8 @@ pub struct SendConfig {
     pub rate: Option<Rate>,
     pub bound: Bound,
     pub seed: u64,
+    /// How frames reach the interface.
+    pub tx: TxPath,
 }
 
 impl TryFrom<cli::SendArgs> for SendConfig {
@@ -64,6 +67,11 @@ impl TryFrom<cli::SendArgs> for SendConfig {
                 duration,
             },
             seed: args.seed,
+            tx: match args.tx {
+                cli::TxArg::Auto => TxPath::Auto,
+                cli::TxArg::Xdp => TxPath::Xdp,
+                cli::TxArg::Packet => TxPath::Packet,
+            },
         })
     }
 }
