@@ -708,9 +708,9 @@ pub struct LiveSink {
     packet: Option<crate::live::tx_socket::TxSocket>,
     name: String,
     ifindex: u32,
-    /// Why the `AF_XDP` socket was not used (`TxPath::Auto`), for `-v`.
+    /// Why the `AF_XDP` socket was not used (`TxPath::Auto`), for the summary line.
     xdp_refused: Option<String>,
-    /// Frames `xdp` sent before a frame too long for it moved the rest to `packet`.
+    /// A frame too long for `xdp` moved it and every later frame to `packet`.
     switched: bool,
     dropped: u64,
 }
