@@ -288,6 +288,61 @@ fn assert_arrive(scenario: &Path, tx: &str, path: &str) {
     drop(ns);
 }
 
+/// A queue that another `AF_XDP` socket holds (a second `send` on the same interface): the
+/// sender waits out the bind's retries, then sends through the packet socket, and its summary
+/// says why; `--tx xdp` fails in one line instead.
+#[test]
+fn a_busy_queue_falls_back_to_the_packet_socket() {
+    if !is_root() || !have("ip") {
+        eprintln!("send_netns: skipped: needs root and `ip` (iproute2)");
+        return;
+    }
+    if xdp_refused() {
+        return;
+    }
+    let Some(ns) = veth_namespace() else {
+        return;
+    };
+    let scenario = scenario_path("clean_write.toml");
+    let send = |extra: &[&str]| {
+        let mut c = ns.exec(BIN);
+        c.arg("send")
+            .arg(&scenario)
+            .args(["--iface", "tx0"])
+            .args(extra);
+        c
+    };
+    // holds queue 0 for about 4 s (400 frames at 100 pps)
+    let mut first = KillOnDrop(
+        send(&["--rate", "100pps", "--count", "400"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // until the first has bound its socket
+    std::thread::sleep(Duration::from_millis(500));
+    let out = run(&mut send(&["--count", "50"]));
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("sent 50 frames")
+            && summary
+                .contains("(packet socket; AF_XDP refused: AF_XDP bind: another AF_XDP socket holds the interface's queue 0 (another send on it?))"),
+        "{summary}"
+    );
+    let out = send(&["--count", "50", "--tx", "xdp"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "rocescope: opening a raw socket on tx0: AF_XDP bind: another AF_XDP socket holds the interface's queue 0 (another send on it?)"
+    );
+    assert!(
+        first.0.try_wait().unwrap().is_none(),
+        "the first send ended too soon"
+    );
+    let _ = first.0.kill();
+}
+
 /// A link without carrier (the veth's peer down) or a device that is down: `send` says so in
 /// one line and exits 2 at once. The kernel would take no frame from the ring, and the sender
 /// used to wait for room in it forever.

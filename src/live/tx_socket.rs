@@ -268,8 +268,14 @@ impl XdpSocket {
                 break;
             }
             let err = io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EBUSY) || std::time::Instant::now() >= deadline {
+            if err.raw_os_error() != Some(libc::EBUSY) {
                 return Err(named("AF_XDP bind", err));
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(io::Error::new(
+                    io::ErrorKind::ResourceBusy,
+                    "AF_XDP bind: another AF_XDP socket holds the interface's queue 0 (another send on it?)",
+                ));
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
