@@ -333,6 +333,46 @@ mod tests {
         }
     }
 
+    /// A sink that keeps each hand-over's time (ns after `start`), its frames and how many,
+    /// and takes `delay` for each.
+    struct Runs {
+        start: Instant,
+        delay: Duration,
+        runs: Vec<(f64, usize)>,
+        frames: Vec<Vec<u8>>,
+    }
+
+    impl Runs {
+        fn new(delay: Duration) -> Self {
+            Runs {
+                start: Instant::now(),
+                delay,
+                runs: Vec::new(),
+                frames: Vec::new(),
+            }
+        }
+
+        fn lengths(&self) -> Vec<usize> {
+            self.runs.iter().map(|&(_, n)| n).collect()
+        }
+    }
+
+    impl FrameSink for Runs {
+        fn send(&mut self, _: u64, frame: &[u8]) -> std::io::Result<()> {
+            self.send_all(&[(0, frame)])
+        }
+        fn send_all(&mut self, frames: &[(u64, &[u8])]) -> std::io::Result<()> {
+            let at = self.start.elapsed().as_secs_f64() * 1e9;
+            self.runs.push((at, frames.len()));
+            self.frames.extend(frames.iter().map(|(_, f)| f.to_vec()));
+            std::thread::sleep(self.delay);
+            Ok(())
+        }
+        fn finish(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     fn scenario() -> Scenario {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -369,47 +409,24 @@ mod tests {
     /// NIC), and a count that ends mid-run and mid-batch is kept to the frame.
     #[test]
     fn top_speed_sends_runs_and_stops_at_the_count() {
-        struct Runs {
-            lengths: Vec<usize>,
-            frames: Vec<Vec<u8>>,
-        }
-        impl FrameSink for Runs {
-            fn send(&mut self, _: u64, frame: &[u8]) -> std::io::Result<()> {
-                self.send_all(&[(0, frame)])
-            }
-            fn send_all(&mut self, frames: &[(u64, &[u8])]) -> std::io::Result<()> {
-                self.lengths.push(frames.len());
-                self.frames.extend(frames.iter().map(|(_, f)| f.to_vec()));
-                Ok(())
-            }
-            fn finish(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         let sc = scenario();
         let mut gen_sink = MemorySink::new();
         crate::generate::generate_into(&sc, 5, &mut gen_sink).unwrap();
         // past the first batch (at most 256 frames), not on a run's edge
         let count = 300;
         assert!(gen_sink.frames.len() > count);
-        let mut sink = Runs {
-            lengths: Vec::new(),
-            frames: Vec::new(),
-        };
+        let mut sink = Runs::new(Duration::ZERO);
         let bound = Bound {
             count: Some(count as u64),
             duration: None,
         };
         let s = send_into(&sc, 5, None, bound, &mut sink).unwrap();
         assert_eq!(s.frames as usize, count);
-        assert_eq!(sink.lengths.iter().sum::<usize>(), count);
-        assert!(sink.lengths.iter().all(|&n| (1..=MAX_RUN).contains(&n)));
+        let lengths = sink.lengths();
+        assert_eq!(lengths.iter().sum::<usize>(), count);
+        assert!(lengths.iter().all(|&n| (1..=MAX_RUN).contains(&n)));
         // full runs but where a batch or the count ends (300 frames span two batches)
-        assert!(
-            sink.lengths.len() <= count.div_ceil(MAX_RUN) + 1,
-            "{:?}",
-            sink.lengths
-        );
+        assert!(lengths.len() <= count.div_ceil(MAX_RUN) + 1, "{lengths:?}");
         let want: Vec<Vec<u8>> = gen_sink
             .frames
             .iter()
@@ -463,37 +480,12 @@ mod tests {
     /// 10,000 pps.
     #[test]
     fn paced_frames_already_due_go_together() {
-        struct Timed {
-            start: Instant,
-            /// Per hand-over: when (ns after `start`) and how many frames.
-            runs: Vec<(f64, usize)>,
-            frames: Vec<Vec<u8>>,
-        }
-        impl FrameSink for Timed {
-            fn send(&mut self, _: u64, frame: &[u8]) -> std::io::Result<()> {
-                self.send_all(&[(0, frame)])
-            }
-            fn send_all(&mut self, frames: &[(u64, &[u8])]) -> std::io::Result<()> {
-                let at = self.start.elapsed().as_secs_f64() * 1e9;
-                self.runs.push((at, frames.len()));
-                self.frames.extend(frames.iter().map(|(_, f)| f.to_vec()));
-                std::thread::sleep(Duration::from_millis(1));
-                Ok(())
-            }
-            fn finish(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         let sc = scenario();
         let mut gen_sink = MemorySink::new();
         crate::generate::generate_into(&sc, 4, &mut gen_sink).unwrap();
         let count = 200;
         let rate = Rate::Packets(10_000.0);
-        let mut sink = Timed {
-            start: Instant::now(),
-            runs: Vec::new(),
-            frames: Vec::new(),
-        };
+        let mut sink = Runs::new(Duration::from_millis(1));
         let bound = Bound {
             count: Some(count),
             duration: None,

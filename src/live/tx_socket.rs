@@ -48,27 +48,15 @@ impl TxSocket {
     /// The socket, its option or the bind fails (the error names which).
     pub fn open(ifindex: u32) -> io::Result<TxSocket> {
         // protocol 0: the socket receives nothing (it only sends)
-        // SAFETY: a plain socket(2) call; the result is checked before use.
-        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
-        if raw < 0 {
-            return Err(named("socket", io::Error::last_os_error()));
-        }
-        // SAFETY: `raw` is a socket descriptor just opened and owned by nothing else.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let fd = raw_socket(libc::AF_PACKET, "socket")?;
         let one: libc::c_int = 1;
-        // SAFETY: `one` is a live c_int and the length passed is its size.
-        let rc = unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_QDISC_BYPASS,
-                std::ptr::from_ref(&one).cast::<libc::c_void>(),
-                to_u32(std::mem::size_of::<libc::c_int>()),
-            )
-        };
-        if rc < 0 {
-            return Err(named("PACKET_QDISC_BYPASS", io::Error::last_os_error()));
-        }
+        set_option(
+            &fd,
+            libc::SOL_PACKET,
+            libc::PACKET_QDISC_BYPASS,
+            &one,
+            "PACKET_QDISC_BYPASS",
+        )?;
         // SAFETY: an all-zero sockaddr_ll is valid; the fields set are the documented ones.
         let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         addr.sll_family = libc::AF_PACKET as libc::c_ushort;
@@ -174,13 +162,7 @@ impl XdpSocket {
     /// The kernel has no `AF_XDP` sockets, the process may not open them or lock the frame
     /// area's memory, or the interface does not take the bind (the error names the step).
     pub fn open(ifindex: u32) -> io::Result<XdpSocket> {
-        // SAFETY: a plain socket(2) call; the result is checked before use.
-        let raw = unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
-        if raw < 0 {
-            return Err(named("AF_XDP socket", io::Error::last_os_error()));
-        }
-        // SAFETY: `raw` is a socket descriptor just opened and owned by nothing else.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let fd = raw_socket(libc::AF_XDP, "AF_XDP socket")?;
         let frames = Mapping::new(
             XDP_CHUNKS * XDP_FRAME_MAX,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
@@ -193,24 +175,38 @@ impl XdpSocket {
         reg.addr = frames.ptr.as_ptr() as u64;
         reg.len = frames.len as u64;
         reg.chunk_size = to_u32(XDP_FRAME_MAX);
-        set_option(&fd, libc::XDP_UMEM_REG, &reg, "XDP_UMEM_REG")?;
+        set_option(&fd, libc::SOL_XDP, libc::XDP_UMEM_REG, &reg, "XDP_UMEM_REG")?;
         // the fill ring is for receiving, but the kernel wants one with the completion ring
         set_option(
             &fd,
+            libc::SOL_XDP,
             libc::XDP_UMEM_FILL_RING,
             &XDP_RING,
             "XDP_UMEM_FILL_RING",
         )?;
         set_option(
             &fd,
+            libc::SOL_XDP,
             libc::XDP_UMEM_COMPLETION_RING,
             &XDP_RING,
             "XDP_UMEM_COMPLETION_RING",
         )?;
-        set_option(&fd, libc::XDP_TX_RING, &XDP_RING, "XDP_TX_RING")?;
+        set_option(
+            &fd,
+            libc::SOL_XDP,
+            libc::XDP_TX_RING,
+            &XDP_RING,
+            "XDP_TX_RING",
+        )?;
         let budget = libc::c_int::try_from(XDP_RING).unwrap_or(libc::c_int::MAX);
         // older kernels: 32 frames a call, which only costs more calls
-        let _ = set_option(&fd, XDP_MAX_TX_SKB_BUDGET, &budget, "XDP_MAX_TX_SKB_BUDGET");
+        let _ = set_option(
+            &fd,
+            libc::SOL_XDP,
+            XDP_MAX_TX_SKB_BUDGET,
+            &budget,
+            "XDP_MAX_TX_SKB_BUDGET",
+        );
         // SAFETY: an all-zero xdp_mmap_offsets is valid; the kernel fills it.
         let mut off: libc::xdp_mmap_offsets = unsafe { std::mem::zeroed() };
         let mut len = to_u32(std::mem::size_of::<libc::xdp_mmap_offsets>());
@@ -521,13 +517,30 @@ impl Drop for Mapping {
 // SAFETY: a Mapping is owned memory like a Box<[u8]>: whoever owns it may use it on any thread.
 unsafe impl Send for Mapping {}
 
-/// `setsockopt(fd, SOL_XDP, option, value)`.
-fn set_option<T>(fd: &OwnedFd, option: libc::c_int, value: &T, what: &str) -> io::Result<()> {
+/// A `SOCK_RAW` socket of `domain` (close-on-exec, protocol 0).
+fn raw_socket(domain: libc::c_int, what: &str) -> io::Result<OwnedFd> {
+    // SAFETY: a plain socket(2) call; the result is checked before use.
+    let raw = unsafe { libc::socket(domain, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(named(what, io::Error::last_os_error()));
+    }
+    // SAFETY: `raw` is a socket descriptor just opened and owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// `setsockopt(fd, level, option, value)`.
+fn set_option<T>(
+    fd: &OwnedFd,
+    level: libc::c_int,
+    option: libc::c_int,
+    value: &T,
+    what: &str,
+) -> io::Result<()> {
     // SAFETY: `value` is a live T and the length passed is its size.
     let rc = unsafe {
         libc::setsockopt(
             fd.as_raw_fd(),
-            libc::SOL_XDP,
+            level,
             option,
             std::ptr::from_ref(value).cast::<libc::c_void>(),
             to_u32(std::mem::size_of::<T>()),
