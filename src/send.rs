@@ -17,6 +17,7 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use rocescope_generator::scenario::LinkKind;
 use rocescope_generator::{GenError, Generator, MAX_FRAME_LEN, Scenario};
 
 use crate::ahead::{self, Filled};
@@ -104,13 +105,20 @@ pub fn run(cfg: &SendConfig) -> anyhow::Result<(SendSummary, String)> {
     anyhow::bail!("this rocescope was built without the `live` feature: it cannot send")
 }
 
+/// The scenario `send` is to transmit: one it can put on an Ethernet interface.
 fn read_scenario(cfg: &SendConfig) -> anyhow::Result<Scenario> {
     let text = fs::read_to_string(&cfg.scenario)
         .with_context(|| format!("reading {}", cfg.scenario.display()))?;
-    Ok(Scenario::from_toml(
-        &text,
-        &cfg.scenario.display().to_string(),
-    )?)
+    let scenario = Scenario::from_toml(&text, &cfg.scenario.display().to_string())?;
+    // Its frames start with an LRH, which an Ethernet interface would send as MAC addresses;
+    // an InfiniBand port takes no raw frames from a socket.
+    if scenario.link_kind == LinkKind::Infiniband {
+        anyhow::bail!(
+            "{}: [link] kind = \"ib\" is native InfiniBand, which send cannot transmit (it sends Ethernet frames); generate writes it to a file",
+            cfg.scenario.display()
+        );
+    }
+    Ok(scenario)
 }
 
 /// Generates `scenario` with `seed` and hands each frame to `sink` when `rate` says it is due,

@@ -385,6 +385,27 @@ fn link_down_is_one_clear_line() {
     }
 }
 
+/// A native InfiniBand scenario is refused in one line before any interface is opened (its
+/// frames would go out with an LRH where the MAC addresses belong).
+#[test]
+fn infiniband_scenario_is_one_clear_line() {
+    let out = Command::new(BIN)
+        .args(["send"])
+        .arg(scenario_path("ib_fabric.toml"))
+        .args(["--iface", "lo"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "rocescope: {}: [link] kind = \"ib\" is native InfiniBand, which send cannot transmit (it sends Ethernet frames); generate writes it to a file",
+            scenario_path("ib_fabric.toml").display()
+        )
+    );
+}
+
 #[test]
 fn unknown_interface_is_one_clear_line() {
     let out = Command::new(BIN)
