@@ -701,8 +701,9 @@ pub enum TxPath {
 pub struct LiveSink {
     /// `None` once every frame goes through `packet`.
     xdp: Option<crate::live::tx_socket::XdpSocket>,
-    /// Longest frame `xdp` sends: its chunk, and no more than the device's MTU allows (a
-    /// longer frame goes through `packet`, which refuses what the device cannot send).
+    /// Longest frame `xdp` sends: what its frame area takes, and no more than the device's MTU
+    /// allows (a longer frame goes through `packet`, which refuses what the device cannot
+    /// send).
     xdp_max: usize,
     /// Opened when the first frame needs it.
     packet: Option<crate::live::tx_socket::TxSocket>,
@@ -729,7 +730,7 @@ impl LiveSink {
     /// open raw sockets ("sending needs root or `CAP_NET_RAW`"), or the socket cannot be opened
     /// or bound. Every message names the interface and fits on one line.
     pub fn open(name: &str, path: TxPath) -> io::Result<Self> {
-        use crate::live::tx_socket::{TxSocket, XDP_FRAME_MAX, XdpSocket};
+        use crate::live::tx_socket::{TxSocket, XdpSocket};
         let Some(iface) = pnet_datalink::interfaces()
             .into_iter()
             .find(|i| i.name == name)
@@ -756,7 +757,7 @@ impl LiveSink {
         }
         let mut sink = LiveSink {
             xdp: None,
-            xdp_max: XDP_FRAME_MAX.min(device_frame_max(name)),
+            xdp_max: 0,
             packet: None,
             name: name.to_owned(),
             ifindex: iface.index,
@@ -775,6 +776,9 @@ impl LiveSink {
                 Err(e) => sink.xdp_refused = Some(e.to_string()),
             },
         }
+        if let Some(xdp) = &sink.xdp {
+            sink.xdp_max = xdp.max_frame().min(device_frame_max(name));
+        }
         if sink.xdp.is_none() {
             sink.packet = Some(TxSocket::open(iface.index).map_err(|e| live_open_error(name, &e))?);
         }
@@ -786,7 +790,7 @@ impl LiveSink {
     pub fn path(&self) -> &'static str {
         match (self.xdp.is_some(), self.switched) {
             (true, _) => "AF_XDP",
-            (false, true) => "AF_XDP, then a packet socket for frames longer than it sends",
+            (false, true) => "AF_XDP, then a packet socket from a frame it does not send",
             (false, false) => "packet socket",
         }
     }
@@ -904,7 +908,7 @@ impl FrameSink for LiveSink {
         if self.xdp.is_some() {
             let fit = frames
                 .iter()
-                .position(|(_, f)| f.len() > self.xdp_max)
+                .position(|(_, f)| !(1..=self.xdp_max).contains(&f.len()))
                 .unwrap_or(frames.len());
             let (short, rest) = frames.split_at(fit);
             self.send_xdp(short)?;

@@ -118,9 +118,13 @@ impl TxSocket {
     }
 }
 
-/// The longest frame [`XdpSocket`] sends: one chunk of its frame area (a page, the largest
-/// chunk the kernel takes without huge pages). RoCE frames of a 4096-byte PMTU are longer.
-pub const XDP_FRAME_MAX: usize = 4096;
+/// A chunk of [`XdpSocket`]'s frame area: a page, the largest chunk the kernel takes without
+/// huge pages. RoCE frames of a 4096-byte PMTU are longer, and go in two chunks where the
+/// kernel takes frames in pieces.
+const XDP_FRAME_MAX: usize = 4096;
+/// Chunks a frame may take where the kernel takes frames in pieces: the generator's frames
+/// (4096 bytes of payload and their headers) fit in two.
+const XDP_MAX_PIECES: usize = 2;
 /// Chunks in the frame area (16 MiB): frames the kernel may hold at once.
 const XDP_CHUNKS: usize = 4096;
 /// Entries of the TX ring and the completion ring (a power of two).
@@ -150,6 +154,9 @@ pub struct XdpSocket {
     free: Vec<u64>,
     /// Index of the next TX descriptor we write (the kernel reads up to the producer index).
     tx_next: u32,
+    /// Chunks one frame may take: 1, or [`XDP_MAX_PIECES`] where the kernel takes a frame in
+    /// pieces (`XDP_USE_SG`).
+    pieces: usize,
     /// Frames the kernel took and the device then refused (`EBUSY`): gone, not sent.
     dropped: u64,
 }
@@ -242,39 +249,16 @@ impl XdpSocket {
             libc::off_t::try_from(libc::XDP_UMEM_PGOFF_COMPLETION_RING).unwrap_or(0),
         )
         .map_err(|e| named("completion ring", e))?;
-        // SAFETY: an all-zero sockaddr_xdp is valid; the fields set are the documented ones.
-        let mut addr: libc::sockaddr_xdp = unsafe { std::mem::zeroed() };
-        addr.sxdp_family = libc::AF_XDP as u16;
-        addr.sxdp_flags = libc::XDP_COPY;
-        addr.sxdp_ifindex = ifindex;
-        addr.sxdp_queue_id = 0;
-        // A socket on the queue that closed a moment ago (the previous `send`) still holds it
-        // until the kernel's deferred clean-up runs: EBUSY, for some milliseconds.
-        let deadline = std::time::Instant::now() + BIND_BUSY_WAIT;
-        loop {
-            // SAFETY: `addr` is a sockaddr_xdp and the length passed is its size.
-            let rc = unsafe {
-                libc::bind(
-                    fd.as_raw_fd(),
-                    std::ptr::from_ref(&addr).cast::<libc::sockaddr>(),
-                    to_u32(std::mem::size_of::<libc::sockaddr_xdp>()),
-                )
-            };
-            if rc == 0 {
-                break;
+        // A frame longer than a chunk goes in several, where the kernel takes such frames
+        // (Linux 6.6); an older one refuses the flag.
+        let pieces = match bind_xdp(&fd, ifindex, libc::XDP_COPY | libc::XDP_USE_SG) {
+            Ok(()) => XDP_MAX_PIECES,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                bind_xdp(&fd, ifindex, libc::XDP_COPY)?;
+                1
             }
-            let err = io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EBUSY) {
-                return Err(named("AF_XDP bind", err));
-            }
-            if std::time::Instant::now() >= deadline {
-                return Err(io::Error::new(
-                    io::ErrorKind::ResourceBusy,
-                    "AF_XDP bind: another AF_XDP socket holds the interface's queue 0 (another send on it?)",
-                ));
-            }
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+            Err(e) => return Err(e),
+        };
         let free = (0..XDP_CHUNKS as u64)
             .rev()
             .map(|i| i * XDP_FRAME_MAX as u64)
@@ -287,46 +271,65 @@ impl XdpSocket {
             completion,
             free,
             tx_next,
+            pieces,
             dropped: 0,
         })
     }
 
+    /// The longest frame [`queue`](Self::queue) takes: a chunk, or several where the kernel
+    /// takes a frame in pieces.
+    #[must_use]
+    pub fn max_frame(&self) -> usize {
+        XDP_FRAME_MAX * self.pieces
+    }
+
     /// Copies the first frames of `frames` into the frame area and describes them in the TX
     /// ring, as many as there is room for, and returns how many: each will be sent, in order,
-    /// by the next [`kick`](Self::kick)s. Stops before a frame longer than [`XDP_FRAME_MAX`].
+    /// by the next [`kick`](Self::kick)s. Stops before an empty frame or one longer than
+    /// [`max_frame`](Self::max_frame).
     pub fn queue<'a>(&mut self, frames: impl IntoIterator<Item = &'a [u8]>) -> usize {
         self.reap();
         let taken = self
             .tx_next
             .wrapping_sub(self.tx.consumer().load(Ordering::Acquire));
-        let room = XDP_RING.saturating_sub(taken) as usize;
+        let mut room = XDP_RING.saturating_sub(taken) as usize;
         let mut n = 0;
-        for frame in frames.into_iter().take(room) {
-            if frame.len() > XDP_FRAME_MAX {
+        for frame in frames {
+            // a frame goes whole or not at all: the kernel sends what the producer index covers
+            let pieces = frame.len().div_ceil(XDP_FRAME_MAX);
+            if pieces == 0 || pieces > self.pieces || pieces > room || pieces > self.free.len() {
                 break;
             }
-            let Some(chunk) = self.free.pop() else { break };
-            let at = usize::try_from(chunk).unwrap_or(usize::MAX);
-            // SAFETY: `chunk` came from `free`: a chunk offset that `reap` checked to lie in the
-            // frame area, with XDP_FRAME_MAX bytes after it, and that the kernel does not hold
-            // (it gave it back, or never had it). `frame` is at most XDP_FRAME_MAX long and is
-            // not in the frame area.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    frame.as_ptr(),
-                    self.frames.ptr.as_ptr().add(at),
-                    frame.len(),
-                );
+            for (k, piece) in frame.chunks(XDP_FRAME_MAX).enumerate() {
+                let Some(chunk) = self.free.pop() else { break };
+                let at = usize::try_from(chunk).unwrap_or(usize::MAX);
+                // SAFETY: `chunk` came from `free`: a chunk offset that `reap` checked to lie in
+                // the frame area, with XDP_FRAME_MAX bytes after it, and that the kernel does
+                // not hold (it gave it back, or never had it). `piece` is at most XDP_FRAME_MAX
+                // long and is not in the frame area.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        piece.as_ptr(),
+                        self.frames.ptr.as_ptr().add(at),
+                        piece.len(),
+                    );
+                }
+                let desc = libc::xdp_desc {
+                    addr: chunk,
+                    len: to_u32(piece.len()),
+                    // every piece but the last says the frame goes on
+                    options: if k + 1 < pieces {
+                        libc::XDP_PKT_CONTD
+                    } else {
+                        0
+                    },
+                };
+                // SAFETY: the slot is in the ring (`Ring::slot`), and ours to write: the kernel
+                // reads slots only below the producer index, which is not yet past it.
+                unsafe { self.tx.slot::<libc::xdp_desc>(self.tx_next).write(desc) };
+                self.tx_next = self.tx_next.wrapping_add(1);
+                room -= 1;
             }
-            let desc = libc::xdp_desc {
-                addr: chunk,
-                len: to_u32(frame.len()),
-                options: 0,
-            };
-            // SAFETY: the slot is in the ring (`Ring::slot`), and ours to write: the kernel
-            // reads slots only below the producer index, which is not yet past it.
-            unsafe { self.tx.slot::<libc::xdp_desc>(self.tx_next).write(desc) };
-            self.tx_next = self.tx_next.wrapping_add(1);
             n += 1;
         }
         // the descriptors' writes are seen before the index that publishes them
@@ -516,6 +519,43 @@ impl Drop for Mapping {
 
 // SAFETY: a Mapping is owned memory like a Box<[u8]>: whoever owns it may use it on any thread.
 unsafe impl Send for Mapping {}
+
+/// Binds an `AF_XDP` socket to queue 0 of `ifindex` with `flags`. A socket on the queue that
+/// closed a moment ago (the previous `send`) still holds it until the kernel's deferred
+/// clean-up runs: EBUSY, for some milliseconds, so that is tried again for a while.
+fn bind_xdp(fd: &OwnedFd, ifindex: u32, flags: u16) -> io::Result<()> {
+    // SAFETY: an all-zero sockaddr_xdp is valid; the fields set are the documented ones.
+    let mut addr: libc::sockaddr_xdp = unsafe { std::mem::zeroed() };
+    addr.sxdp_family = libc::AF_XDP as u16;
+    addr.sxdp_flags = flags;
+    addr.sxdp_ifindex = ifindex;
+    addr.sxdp_queue_id = 0;
+    let deadline = std::time::Instant::now() + BIND_BUSY_WAIT;
+    loop {
+        // SAFETY: `addr` is a sockaddr_xdp and the length passed is its size.
+        let rc = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                std::ptr::from_ref(&addr).cast::<libc::sockaddr>(),
+                to_u32(std::mem::size_of::<libc::sockaddr_xdp>()),
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EBUSY) {
+            return Err(named("AF_XDP bind", err));
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(io::Error::new(
+                io::ErrorKind::ResourceBusy,
+                "AF_XDP bind: another AF_XDP socket holds the interface's queue 0 (another send on it?)",
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
 
 /// A `SOCK_RAW` socket of `domain` (close-on-exec, protocol 0).
 fn raw_socket(domain: libc::c_int, what: &str) -> io::Result<OwnedFd> {
