@@ -813,12 +813,17 @@ impl LiveSink {
         let Some(xdp) = self.xdp.as_mut() else {
             return Ok(());
         };
-        let mut stall = Stall::default();
+        let mut stall = Stall::new(&self.name);
         while !rest.is_empty() || xdp.pending() > 0 {
             let queued = xdp.queue(rest.iter().map(|&(_, f)| f));
             rest = rest.get(queued..).unwrap_or_default();
-            let before = xdp.pending();
+            let (before, dropped) = (xdp.pending(), xdp.dropped());
             xdp.kick()?;
+            // a device whose link went down drops what it is given (a veth whose peer is
+            // down does): that ends the send, as a device that takes nothing does
+            if xdp.dropped() > dropped {
+                stall.carrier()?;
+            }
             stall.check(queued > 0 || xdp.pending() < before)?;
         }
         Ok(())
@@ -834,7 +839,7 @@ impl LiveSink {
         let Some(socket) = self.packet.as_ref() else {
             return Ok(());
         };
-        let mut stall = Stall::default();
+        let mut stall = Stall::new(&self.name);
         while !rest.is_empty() {
             let sent = socket.send_batch(rest.iter().map(|&(_, f)| f))?;
             rest = rest.get(sent..).unwrap_or_default();
@@ -854,24 +859,45 @@ fn device_frame_max(name: &str) -> usize {
         .map_or(usize::MAX, |mtu| mtu + 18)
 }
 
-/// Watches a send for a device that takes nothing for [`STALL_LIMIT`].
+/// Watches a send for a device that takes nothing for [`STALL_LIMIT`], or whose link goes
+/// down while it sends.
 #[cfg(feature = "live")]
-#[derive(Default)]
-struct Stall {
+struct Stall<'a> {
+    name: &'a str,
     /// Set when the device first takes nothing: a full queue drains in microseconds.
     since: Option<std::time::Instant>,
+    /// When the carrier was last read during this stall.
+    looked: Option<std::time::Instant>,
 }
 
+/// How often a stalled send reads the interface's carrier.
 #[cfg(feature = "live")]
-impl Stall {
+const CARRIER_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
+#[cfg(feature = "live")]
+impl<'a> Stall<'a> {
+    fn new(name: &'a str) -> Self {
+        Stall {
+            name,
+            since: None,
+            looked: None,
+        }
+    }
+
     /// After each try: `progress` says whether the device took anything. Yields the core
-    /// while it does not, and fails once that has lasted [`STALL_LIMIT`].
+    /// while it does not; fails once the link is found down, or the stall has lasted
+    /// [`STALL_LIMIT`] (a pause can hold a queue that long).
     fn check(&mut self, progress: bool) -> io::Result<()> {
         if progress {
             self.since = None;
+            self.looked = None;
             return Ok(());
         }
         let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        if self.looked.is_none_or(|t| t.elapsed() >= CARRIER_EVERY) {
+            self.looked = Some(std::time::Instant::now());
+            self.carrier()?;
+        }
         if since.elapsed() >= STALL_LIMIT {
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
@@ -882,6 +908,22 @@ impl Stall {
             ));
         }
         std::thread::yield_now();
+        Ok(())
+    }
+
+    /// Fails when the interface has lost its carrier (read from sysfs; a carrier that cannot
+    /// be read counts as up).
+    fn carrier(&self) -> io::Result<()> {
+        let carrier = std::fs::read_to_string(format!("/sys/class/net/{}/carrier", self.name));
+        if carrier.is_ok_and(|c| c.trim() == "0") {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                format!(
+                    "{} lost its carrier while sending (its link went down): no frame would leave",
+                    self.name
+                ),
+            ));
+        }
         Ok(())
     }
 }
