@@ -866,11 +866,11 @@ struct Stall<'a> {
     name: &'a str,
     /// Set when the device first takes nothing: a full queue drains in microseconds.
     since: Option<std::time::Instant>,
-    /// When the carrier was last read during this stall.
+    /// When the carrier was last read during this stall (its start, before the first read).
     looked: Option<std::time::Instant>,
 }
 
-/// How often a stalled send reads the interface's carrier.
+/// How long a send stalls before it reads the interface's carrier, and again after that.
 #[cfg(feature = "live")]
 const CARRIER_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -894,7 +894,9 @@ impl<'a> Stall<'a> {
             return Ok(());
         }
         let since = *self.since.get_or_insert_with(std::time::Instant::now);
-        if self.looked.is_none_or(|t| t.elapsed() >= CARRIER_EVERY) {
+        // not at once: a NIC's full queue drains in microseconds, many times a second at
+        // top speed, and a read of sysfs takes some
+        if self.looked.get_or_insert(since).elapsed() >= CARRIER_EVERY {
             self.looked = Some(std::time::Instant::now());
             self.carrier()?;
         }
