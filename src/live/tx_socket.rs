@@ -4,9 +4,9 @@
 //!   bound to queue 0 of one interface. Frames are copied into a frame area shared with the
 //!   kernel (the UMEM), described in a ring, and one `sendto` has the kernel build and send as
 //!   many as it allows; no message headers to copy in, no per-frame socket layer. On the veth
-//!   pair of `bench/send-vs-tcpreplay.sh` it sent 1 KiB frames at 1.45x to 1.54x the rate of
-//!   [`TxSocket`] (medians of 5 to 9 rounds: 1.08 M against 0.72 M pps), 2.02x to 2.21x that of
-//!   `tcpreplay --topspeed --preload-pcap`.
+//!   pair of `bench/send-vs-tcpreplay.sh` it sent 1 KiB frames at 1.31x to 1.54x the rate of
+//!   [`TxSocket`] (medians of 5 to 9 rounds in six runs; 1.03-1.08 M against 0.69-0.72 M pps in
+//!   most), 2.02x to 2.21x that of `tcpreplay --topspeed --preload-pcap`.
 //! - [`TxSocket`]: an `AF_PACKET` socket with `PACKET_QDISC_BYPASS` that sends a batch of
 //!   frames with one `sendmmsg`; the kernel copies each frame into its own buffer and hands it
 //!   to the driver before the call returns. It replaced a memory-mapped TX ring
