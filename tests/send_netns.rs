@@ -289,31 +289,6 @@ fn assert_arrive(scenario: &Path, tx: &str, path: &str) {
     drop(ns);
 }
 
-/// An RC connection with one 32 MiB WRITE in 1 KiB frames (bench/bulk.sh's, shorter).
-const BULK: &str = r#"
-[[host]]
-name = "a"
-mac = "02:00:00:00:00:01"
-ip = "10.0.0.1"
-[[host]]
-name = "b"
-mac = "02:00:00:00:00:02"
-ip = "10.0.0.2"
-[[connection]]
-name = "c"
-transport = "rc"
-requester = "a"
-responder = "b"
-requester_qpn = 17
-responder_qpn = 18
-pmtu = 1024
-[[traffic]]
-connection = "c"
-op = "write"
-size = 33554432
-messages = 1
-"#;
-
 /// A link that goes down while `send` sends (the veth's peer set down): the send ends at once
 /// with one line, through either path. The packet socket's sender used to wait out its 10 s
 /// stall, and AF_XDP's went on counting every later frame dropped and exited 0.
@@ -328,21 +303,17 @@ fn link_going_down_while_sending_is_one_clear_line() {
     } else {
         &["packet", "xdp"]
     };
-    // one WRITE of 32 MiB: 32,768 frames, more than the 3 s of them sent at 10,000 pps
-    let dir = tempfile::tempdir().unwrap();
-    let bulk = dir.path().join("bulk.toml");
-    std::fs::write(&bulk, BULK).unwrap();
     for tx in paths {
         let Some(ns) = veth_namespace() else {
             return;
         };
         let start = Instant::now();
-        // 3 s of frames at 10,000 pps; the link goes down after 0.5 s
+        // mixed.toml's 600 frames at 200 pps would take 3 s; the link goes down after 0.5 s
         let send = ns
             .exec(BIN)
             .arg("send")
-            .arg(&bulk)
-            .args(["--iface", "tx0", "--rate", "10Kpps", "--count", "30000"])
+            .arg(scenario_path("mixed.toml"))
+            .args(["--iface", "tx0", "--rate", "200pps", "--count", "600"])
             .args(["--tx", tx])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
