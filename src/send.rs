@@ -141,7 +141,7 @@ pub fn send_into(
     let pool = (0..GEN_BATCHES).map(|_| GenBatch::new()).collect();
     let fill = |batch: &mut GenBatch, _: &ahead::Ahead| batch.fill(&mut generator);
     // a break (the bound was reached) needs nothing more than the end does
-    let _ = ahead::run(pool, fill, |batch: &mut GenBatch| -> anyhow::Result<_> {
+    let sent = ahead::run(pool, fill, |batch: &mut GenBatch| -> anyhow::Result<_> {
         let stop = match rate {
             Some(rate) => send_paced(batch, rate, bound, start, sink, &mut s)?,
             None => send_at_top_speed(batch, bound, start, sink, &mut s)?,
@@ -153,10 +153,29 @@ pub fn send_into(
             Some(e) => Err(e.into()),
             None => Ok(ControlFlow::Continue(())),
         }
-    })?;
-    sink.finish()?;
+    })
+    .and_then(|_| Ok(sink.finish()?));
     s.elapsed = start.elapsed();
+    // what had gone before a failure: a link that went down mid-test leaves the user
+    // asking how far it got
+    sent.map_err(|e| e.context(StoppedAfter(s)))?;
     Ok(s)
+}
+
+/// The context of a send that failed: what it had handed to the sink before.
+struct StoppedAfter(SendSummary);
+
+impl fmt::Display for StoppedAfter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.0;
+        write!(
+            f,
+            "stopped after {} frames ({} bytes in {:.3} s)",
+            s.frames,
+            s.bytes,
+            s.elapsed.as_secs_f64()
+        )
+    }
 }
 
 /// Sends `batch`'s frames each when `rate` says it is due, never before; `true` when `bound`
@@ -521,6 +540,37 @@ mod tests {
         }
         // at least 1 ms between hand-overs: ten frames fall due in each
         assert!(sink.runs.len() < 100, "{:?}", sink.runs);
+    }
+
+    /// A sink that fails (a link gone down) says so with what had gone before: the frames
+    /// of the hand-overs it took, not those of the one that failed.
+    #[test]
+    fn a_failed_send_says_how_far_it_got() {
+        struct FailsAt(usize, Runs);
+        impl FrameSink for FailsAt {
+            fn send(&mut self, _: u64, frame: &[u8]) -> std::io::Result<()> {
+                self.send_all(&[(0, frame)])
+            }
+            fn send_all(&mut self, frames: &[(u64, &[u8])]) -> std::io::Result<()> {
+                if self.1.frames.len() + frames.len() > self.0 {
+                    return Err(std::io::Error::other("the link went down"));
+                }
+                self.1.send_all(frames)
+            }
+            fn finish(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let sc = scenario();
+        // at top speed frames go MAX_RUN at a time: the third run fails
+        let mut sink = FailsAt(2 * MAX_RUN + 5, Runs::new(Duration::ZERO));
+        let err = send_into(&sc, 2, None, Bound::default(), &mut sink).unwrap_err();
+        let bytes: usize = sink.1.frames.iter().map(Vec::len).sum();
+        assert_eq!(sink.1.frames.len(), 2 * MAX_RUN);
+        let line = format!("{err:#}");
+        let want = format!("stopped after {} frames ({bytes} bytes in ", 2 * MAX_RUN);
+        assert!(line.starts_with(&want), "{line}");
+        assert!(line.ends_with(" s): the link went down"), "{line}");
     }
 
     #[test]
