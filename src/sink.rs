@@ -841,12 +841,33 @@ impl LiveSink {
         };
         let mut stall = Stall::new(&self.name);
         while !rest.is_empty() {
-            let sent = socket.send_batch(rest.iter().map(|&(_, f)| f))?;
+            let sent = socket
+                .send_batch(rest.iter().map(|&(_, f)| f))
+                .map_err(|e| too_long_for(&self.name, rest, e))?;
             rest = rest.get(sent..).unwrap_or_default();
             stall.check(sent > 0)?;
         }
         Ok(())
     }
+}
+
+/// `err` from sending `frames` (the first of which failed), said in the interface's terms
+/// when the frame is longer than its MTU lets through: the kernel only says "Message too
+/// long", and the usual cause is a scenario's PMTU above the link's.
+#[cfg(feature = "live")]
+fn too_long_for(name: &str, frames: &[(u64, &[u8])], err: io::Error) -> io::Error {
+    let (Some(libc::EMSGSIZE), Some((_, frame))) = (err.raw_os_error(), frames.first()) else {
+        return err;
+    };
+    let mtu = std::fs::read_to_string(format!("/sys/class/net/{name}/mtu"))
+        .map_or_else(|_| "?".to_owned(), |t| t.trim().to_owned());
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{name} does not take a frame of {} bytes (its MTU is {mtu}): raise it (ip link set {name} mtu 9000) or lower the scenario's pmtu",
+            frame.len()
+        ),
+    )
 }
 
 /// The longest frame `name`'s MTU lets through (its MTU plus an Ethernet header and one VLAN

@@ -442,6 +442,74 @@ fn link_down_is_one_clear_line() {
     }
 }
 
+/// A frame longer than the interface's MTU lets through (a scenario's PMTU above the link's)
+/// ends the send in one line that says so in the interface's terms, through either path; the
+/// kernel itself only says "Message too long".
+#[test]
+fn a_frame_over_the_mtu_is_one_clear_line() {
+    if !is_root() || !have("ip") {
+        eprintln!("send_netns: skipped: needs root and `ip` (iproute2)");
+        return;
+    }
+    let mixed = scenario_path("mixed.toml");
+    // mixed.toml's PMTU is 2048: its data frames are longer than an MTU of 1500 lets through
+    let first_long = generated(&mixed, 1, 400)
+        .iter()
+        .position(|f| f.len() > 1518);
+    let Some(first_long) = first_long else {
+        panic!("mixed.toml has no frame over 1518 bytes in its first 400");
+    };
+    let paths: &[&str] = if xdp_refused() {
+        &["packet"]
+    } else {
+        &["packet", "xdp", "auto"]
+    };
+    for tx in paths {
+        let Some(ns) = veth_namespace() else {
+            return;
+        };
+        run(Command::new("ip").args(["-n", &ns.0, "link", "set", "tx0", "mtu", "1500"]));
+        let out = ns
+            .exec(BIN)
+            .arg("send")
+            .arg(&mixed)
+            .args([
+                "--iface", "tx0", "--count", "400", "--seed", "1", "--tx", tx,
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let line = err.trim_end();
+        assert_eq!(out.status.code(), Some(2), "--tx {tx}: {err}");
+        assert!(!line.contains('\n'), "--tx {tx}: {err}");
+        assert!(
+            line.starts_with("rocescope: sending on tx0: stopped after "),
+            "--tx {tx}: {line}"
+        );
+        // the frames before it went; those of its own hand-over are not counted
+        let sent = line
+            .split_once("stopped after ")
+            .and_then(|(_, rest)| rest.split_once(' '))
+            .and_then(|(n, _)| n.parse::<usize>().ok());
+        assert!(
+            sent.is_some_and(|n| n <= first_long),
+            "--tx {tx}: {line} (first long frame: {first_long})"
+        );
+        let (_, said) = line.split_once(" s): ").unwrap_or_default();
+        let len = said
+            .strip_prefix("tx0 does not take a frame of ")
+            .and_then(|rest| rest.split_once(' '))
+            .and_then(|(n, _)| n.parse::<usize>().ok());
+        assert!(len.is_some_and(|n| n > 1518), "--tx {tx}: {line}");
+        assert!(
+            said.ends_with(
+                "bytes (its MTU is 1500): raise it (ip link set tx0 mtu 9000) or lower the scenario's pmtu"
+            ),
+            "--tx {tx}: {line}"
+        );
+    }
+}
+
 /// A native InfiniBand scenario is refused in one line before any interface is opened (its
 /// frames would go out with an LRH where the MAC addresses belong).
 #[test]

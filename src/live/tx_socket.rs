@@ -112,6 +112,9 @@ impl TxSocket {
                 Some(libc::EINTR) => {}
                 // a full device queue: nothing went this time
                 Some(libc::EAGAIN | libc::ENOBUFS) => return Ok(0),
+                // the first frame is longer than the device's MTU: as it is, for the
+                // caller to say so in the device's terms
+                Some(libc::EMSGSIZE) => return Err(err),
                 _ => return Err(named("sending", err)),
             }
         }
