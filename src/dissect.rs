@@ -355,15 +355,16 @@ fn line_frames<W: Lines>(
         }
         let mut place = None;
         let view = FrameView::new_in(&mut place, frame, &options, told.first_time_ns);
-        let start = told.out.len();
+        let out = &mut told.out.bytes;
+        let start = out.len();
         let shown = kept(view);
         if shown {
-            reader.append(view, told.out);
+            reader.append(view, out);
         }
         *written = Some(Written {
             shown,
             start,
-            end: told.out.len(),
+            end: out.len(),
         });
     };
     let mut shown = 0u64;
@@ -378,11 +379,15 @@ fn line_frames<W: Lines>(
                 writer.frame(view, out)?;
             }
             source::Slot::Ahead(_) => return Ok(ControlFlow::Continue(())),
-            source::Slot::Prepared(w, data) => {
+            source::Slot::Prepared(w, side) => {
                 if !w.shown {
                     return Ok(ControlFlow::Continue(()));
                 }
-                Lines::line(writer, data.get(w.start..w.end).unwrap_or_default(), out)?;
+                Lines::line(
+                    writer,
+                    side.bytes.get(w.start..w.end).unwrap_or_default(),
+                    out,
+                )?;
             }
         }
         shown += 1;

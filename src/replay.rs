@@ -52,7 +52,7 @@ pub use trust::IcrcMode;
 
 use crate::capture::CaptureError;
 use crate::frame::{Frame, FrameView, Problem};
-use crate::source::{self, FrameSource, Slot, Threads};
+use crate::source::{self, FrameSource, Side, Slot, Threads};
 
 /// Frames between two calls of [`Observer::progress`].
 pub const PROGRESS_EVERY: u64 = 65_536;
@@ -175,7 +175,7 @@ fn run_as<S: FrameSource + ?Sized>(
     // that no cache line is shared with the counters the engine thread writes.
     let prepare = move |frame: &Frame<'_>, told: source::Prepare<'_>, place: &mut _| {
         if split.reader_dissects(told.busy) {
-            prepare_in(place, frame, &options);
+            prepare_in(place, frame, &options, told.out);
         }
     };
     let result = source::drive(
@@ -212,16 +212,47 @@ fn dissect_options(cfg: &EngineConfig) -> DissectOptions<'_> {
     }
 }
 
-/// What the reading thread makes of a frame for the engine: its [`summary`] and the
-/// problem its view found.
-type Prepared = (PacketEvent, Option<Problem>);
+/// What the reading thread makes of a frame for the engine: its [`summary`], and where the
+/// problem its view found is kept beside the batch ([`Side::problems`]): most frames have
+/// none, and the problem inline (40 bytes) made the frame driver's item three lines rather
+/// than two (aligned: 128 bytes, held by a test). The engine reads it in place.
+#[derive(Debug)]
+#[repr(align(64))]
+pub(crate) struct Prepared {
+    ev: PacketEvent,
+    /// 1 + the problem's place in [`Side::problems`]; 0 for none.
+    problem: u32,
+}
+
+impl Prepared {
+    /// The frame's problem; `side` is the one it was kept in.
+    fn problem(&self, side: &Side) -> Option<Problem> {
+        let at = self.problem.checked_sub(1)?;
+        side.problems.get(at as usize).copied()
+    }
+}
 
 /// A frame dissected on the reading thread, into the frame driver's `place`, when its
 /// [`summary`] is all the engine needs (else `place` stays empty).
-fn prepare_in(place: &mut Option<Prepared>, frame: &Frame<'_>, options: &DissectOptions<'_>) {
+fn prepare_in(
+    place: &mut Option<Prepared>,
+    frame: &Frame<'_>,
+    options: &DissectOptions<'_>,
+    side: &mut Side,
+) {
     let mut view_place = None;
     let view = FrameView::new_in(&mut view_place, frame, options, 0);
-    *place = summary(view, |ev| (ev, view.problem));
+    *place = summary(view, |ev| {
+        let problem = match view.problem {
+            None => 0,
+            Some(problem) => {
+                side.problems.push(problem);
+                // a batch holds at most `BATCH_FRAMES` frames
+                u32::try_from(side.problems.len()).unwrap_or(u32::MAX)
+            }
+        };
+        Prepared { ev, problem }
+    });
 }
 
 /// One slot as the frame driver hands it over, into `engine`: whether it was a frame (the
@@ -237,9 +268,11 @@ fn step_slot(
             let mut place = None;
             engine.frame_observed(FrameView::new_in(&mut place, &frame, options, 0), observer);
         }
-        Slot::Prepared((ev, problem), _) => engine.roce_frame_observed(ev, *problem, observer),
+        Slot::Prepared(prepared, side) => {
+            engine.roce_frame_observed(&prepared.ev, prepared.problem(side), observer);
+        }
         Slot::Ahead(coming) => {
-            engine.ahead(coming.map(|(ev, _)| ev));
+            engine.ahead(coming.map(|prepared| &prepared.ev));
             return false;
         }
     }
@@ -260,4 +293,31 @@ fn summary<T>(view: &FrameView<'_>, wrap: impl FnOnce(PacketEvent) -> T) -> Opti
         return None;
     }
     PacketEvent::from_view_as(view, wrap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frame driver's item of a frame prepared for the replay is two cache lines, aligned
+    /// to them: the lines the engine thread reads of every frame the reading thread wrote.
+    #[test]
+    fn a_prepared_frame_is_two_lines() {
+        assert_eq!(source::item_size::<Prepared>(), 128);
+        assert_eq!(std::mem::align_of::<Prepared>(), 64);
+    }
+
+    #[test]
+    fn a_problem_is_found_where_it_was_kept() {
+        let ev = PacketEvent::new(1, rocescope_dissectors::Opcode(0x0a), 2, 3);
+        let mut side = Side::default();
+        let link = |n| Problem::UnsupportedLink(crate::frame::LinkType(n));
+        side.problems.extend([link(1), link(2)]);
+        let at = |problem| Prepared { ev, problem };
+        assert_eq!(at(0).problem(&side), None);
+        assert_eq!(at(1).problem(&side), Some(link(1)));
+        assert_eq!(at(2).problem(&side), Some(link(2)));
+        // past the list (it cannot be made so): no problem rather than another frame's
+        assert_eq!(at(3).problem(&side), None);
+    }
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::ahead::{self, Filled};
 use crate::capture::{CaptureError, CaptureReader, MergedReader, SharedFrame};
-use crate::frame::{Frame, LinkType};
+use crate::frame::{Frame, LinkType, Problem};
 
 /// A source of frames in capture order: [`advance`](Self::advance) moves to the next frame,
 /// [`current`](Self::current) lends it until the next move (two steps, so that adapters can
@@ -270,9 +270,9 @@ pub enum Threads {
 pub enum Slot<'a, P> {
     /// The frame itself.
     Frame(Frame<'a>),
-    /// What the reading thread's `prepare` made of it, and the bytes it wrote to
-    /// [`Prepare::out`] for that batch (`P` says where its own are).
-    Prepared(&'a P, &'a [u8]),
+    /// What the reading thread's `prepare` made of it, and what it kept beside the batch's
+    /// items ([`Prepare::out`]: `P` says where its own are).
+    Prepared(&'a P, &'a Side),
     /// Before the next frames (up to [`AHEAD_WINDOW`]) are handed over, what `prepare` made of
     /// them, all at once: the consumer may start fetching what they will need from memory
     /// for all of them, rather than wait on it frame by frame. Each comes again, as
@@ -305,19 +305,35 @@ impl<'a, P> Iterator for Coming<'a, P> {
     type Item = &'a P;
 
     fn next(&mut self) -> Option<&'a P> {
-        self.items.find_map(|item| item.prepared.as_ref())
+        self.items.find_map(Item::prepared)
     }
 }
 
-/// What `prepare` is told on the reading thread, and where it may write bytes for the consumer
-/// (the batch's own buffer: nothing is allocated per frame).
+/// What `prepare` keeps beside a batch's items, for what does not fit in one: bytes (the
+/// consumer's to read, with the frames a source did not lend, which are copied here) and the
+/// frames' dissection problems. Kept from batch to batch, so nothing is allocated per frame.
+#[derive(Debug, Default)]
+pub struct Side {
+    pub bytes: Vec<u8>,
+    pub problems: Vec<Problem>,
+}
+
+impl Side {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.problems.clear();
+    }
+}
+
+/// What `prepare` is told on the reading thread, and where it may keep what does not fit in
+/// its answer (the batch's side storage: nothing is allocated per frame).
 #[derive(Debug)]
 pub struct Prepare<'b> {
     /// The consumer has batches waiting (two or more): work done here is work it is spared.
     pub busy: bool,
     /// Time of the first frame read (relative times count from it).
     pub first_time_ns: u64,
-    pub out: &'b mut Vec<u8>,
+    pub out: &'b mut Side,
 }
 
 /// Where the reading is, as [`drive`] tells the consumer with every frame.
@@ -347,39 +363,46 @@ struct Meta {
     end: usize,
 }
 
-/// A new item's frame, until one is set.
-const NO_FRAME: Meta = Meta {
-    number: 0,
-    time_ns: 0,
-    caplen: 0,
-    orig_len: 0,
-    link: LinkType(0),
-    input: 0,
-    buf: OWN,
-    start: 0,
-    end: 0,
-};
-
-/// One frame of a batch: what `prepare` made of it, else where its bytes are. Items are kept
-/// from batch to batch and written over, so that `prepare` builds its answer in place: when
-/// it returned the answer and the batch pushed it, the replay's summary of a frame was copied
-/// twice on the reading thread (out of `prepare`, then into the list). The frames' places
-/// kept apart from the items, 48 bytes each in a list of their own so that the reading
-/// thread writes fewer of the lines the consumer read last, measured 1.024x on small frames
-/// (15 pairs): not kept.
+/// One frame of a batch: what `prepare` made of it, else where its bytes are, in the same
+/// bytes (the larger of the two: the replay's answer, two cache lines). Items are kept from
+/// batch to batch and written over.
+///
+/// Both in every item (216 bytes with the replay's answer and its problem, 160 bytes), the
+/// consumer read 3 to 4 lines of every frame that the reading thread had just written on the
+/// other core; one or the other, with the problem kept aside ([`Side`]), 0.95x the time of
+/// that on small frames (31 pairs twice). Measured and not kept, in earlier stops: the places
+/// in a list of their own beside items of the answer (1.024x, 15 pairs); and since, the
+/// answer packed into one line (a 64-byte item: 1.00x, 31 pairs twice, the packing and
+/// unpacking costing what the line saved).
 #[derive(Debug)]
-struct Item<P> {
-    prepared: Option<P>,
+enum Item<P> {
+    Prepared(P),
     /// The frame, when nothing was prepared.
-    frame: Meta,
+    Frame(Meta),
+}
+
+impl<P> Item<P> {
+    fn prepared(&self) -> Option<&P> {
+        match self {
+            Item::Prepared(p) => Some(p),
+            Item::Frame(_) => None,
+        }
+    }
+}
+
+/// Bytes of a batch item whose `prepare` answers a `P` (the replay's test holds its items to
+/// two cache lines).
+#[cfg(test)]
+pub(crate) const fn item_size<P>() -> usize {
+    std::mem::size_of::<Item<P>>()
 }
 
 /// Frames read ahead, in capture order: ranges of the source's buffers (or copied bytes),
 /// or what `prepare` made of them.
 #[derive(Debug)]
 pub struct Batch<P> {
-    /// Copied frames, and what `prepare` wrote.
-    data: Vec<u8>,
+    /// Copied frames, and what `prepare` kept beside the items.
+    side: Side,
     /// Source buffers the frames are in ([`FrameSource::current_shared`]).
     shared: Vec<Arc<Vec<u8>>>,
     /// Captured bytes of the frames.
@@ -398,7 +421,7 @@ pub struct Batch<P> {
 impl<P> Batch<P> {
     fn new() -> Self {
         Batch {
-            data: Vec::new(),
+            side: Side::default(),
             shared: Vec::with_capacity(BATCH_BUFFERS),
             bytes: 0,
             items: Vec::with_capacity(BATCH_FRAMES),
@@ -412,25 +435,18 @@ impl<P> Batch<P> {
     fn full(&self) -> bool {
         self.len >= BATCH_FRAMES
             || self.bytes >= BATCH_BYTES
-            || self.data.len() >= BATCH_BYTES
+            || self.side.bytes.len() >= BATCH_BYTES
             || self.shared.len() >= BATCH_BUFFERS
     }
 
-    /// The next item's place for what `prepare` makes of its frame, emptied (the item is a new
-    /// one while the list is shorter than any batch so far), and the buffer `prepare` may
-    /// write to.
-    fn next_item(&mut self) -> (&mut Option<P>, &mut Vec<u8>) {
-        if self.len == self.items.len() {
-            self.items.push(Item {
-                prepared: None,
-                frame: NO_FRAME,
-            });
+    /// `item` after the batch's frames (a new one while the list is shorter than any batch so
+    /// far, else written over the one there).
+    fn push(&mut self, item: Item<P>) {
+        match self.items.get_mut(self.len) {
+            Some(old) => *old = item,
+            None => self.items.push(item),
         }
-        // `len < items.len()`: pushed above when equal
-        let item = &mut self.items[self.len];
         self.len += 1;
-        item.prepared = None;
-        (&mut item.prepared, &mut self.data)
     }
 
     /// The frames handed over, in order.
@@ -438,8 +454,8 @@ impl<P> Batch<P> {
         self.items.get(..self.len).unwrap_or_default()
     }
 
-    /// The frame by reference to its source buffer when the source lends it, else copied,
-    /// into the last item (which `prepare` left empty).
+    /// The frame by reference to its source buffer when the source lends it, else copied, as
+    /// the next item.
     fn set_frame(&mut self, f: &Frame<'_>, shared: Option<SharedFrame<'_>>) {
         let (buf, start, end) = match shared {
             Some(s) => {
@@ -450,9 +466,10 @@ impl<P> Batch<P> {
                 (index, s.start, s.end)
             }
             None => {
-                let start = self.data.len();
-                self.data.extend_from_slice(f.data);
-                (OWN, start, self.data.len())
+                let bytes = &mut self.side.bytes;
+                let start = bytes.len();
+                bytes.extend_from_slice(f.data);
+                (OWN, start, bytes.len())
             }
         };
         let meta = Meta {
@@ -466,15 +483,14 @@ impl<P> Batch<P> {
             start,
             end,
         };
-        // `len >= 1`: set after `next_item`
-        self.items[self.len - 1].frame = meta;
+        self.push(Item::Frame(meta));
     }
 
     /// The bytes of a frame set with [`set_frame`](Self::set_frame).
     fn bytes_of(&self, m: &Meta) -> &[u8] {
         let buf = match self.shared.get(m.buf as usize) {
             Some(shared) => shared.as_slice(),
-            None => &self.data,
+            None => &self.side.bytes,
         };
         buf.get(m.start..m.end).unwrap_or_default()
     }
@@ -545,7 +561,7 @@ fn refill<S, P>(
 where
     S: FrameSource + ?Sized,
 {
-    batch.data.clear();
+    batch.side.clear();
     batch.len = 0;
     batch.bytes = 0;
     for buf in batch.shared.drain(..) {
@@ -578,15 +594,16 @@ where
         let frame = source.current();
         at.bytes += u64::from(frame.caplen) + RECORD_OVERHEAD;
         batch.bytes += frame.data.len();
-        let (place, out) = batch.next_item();
         let told = Prepare {
             busy,
             first_time_ns: at.first_time_ns,
-            out,
+            out: &mut batch.side,
         };
-        prepare(&frame, told, place);
-        if place.is_none() {
-            batch.set_frame(&frame, source.current_shared());
+        let mut place = None;
+        prepare(&frame, told, &mut place);
+        match place {
+            Some(prepared) => batch.push(Item::Prepared(prepared)),
+            None => batch.set_frame(&frame, source.current_shared()),
         }
     };
     batch.at = *at;
@@ -690,20 +707,17 @@ where
             }
         }
         at.idle = batch.idle_end && i == last;
-        let slot = match &item.prepared {
-            Some(p) => Slot::Prepared(p, &batch.data),
-            None => {
-                let m = &item.frame;
-                Slot::Frame(Frame {
-                    number: m.number,
-                    time_ns: m.time_ns,
-                    caplen: m.caplen,
-                    orig_len: m.orig_len,
-                    link: m.link,
-                    input: m.input,
-                    data: batch.bytes_of(m),
-                })
-            }
+        let slot = match item {
+            Item::Prepared(p) => Slot::Prepared(p, &batch.side),
+            Item::Frame(m) => Slot::Frame(Frame {
+                number: m.number,
+                time_ns: m.time_ns,
+                caplen: m.caplen,
+                orig_len: m.orig_len,
+                link: m.link,
+                input: m.input,
+                data: batch.bytes_of(m),
+            }),
         };
         if each(slot, at)?.is_break() {
             return Ok(ControlFlow::Break(()));

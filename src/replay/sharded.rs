@@ -50,7 +50,7 @@ pub fn run_sharded<S: FrameSource + ?Sized>(
     let options = dissect_options(cfg);
     let prepare = move |frame: &Frame<'_>, told: source::Prepare<'_>, place: &mut _| {
         if told.busy {
-            prepare_in(place, frame, &options);
+            prepare_in(place, frame, &options, told.out);
         }
     };
     let mut front = Engine::front(cfg.clone(), shards);
