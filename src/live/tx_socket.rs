@@ -6,7 +6,13 @@
 //!   many as it allows; no message headers to copy in, no per-frame socket layer. On the veth
 //!   pair of `bench/send-vs-tcpreplay.sh` it sent 1 KiB frames at 1.31x to 1.54x the rate of
 //!   [`TxSocket`] (medians of 5 to 9 rounds in six runs; 1.03-1.08 M against 0.69-0.72 M pps in
-//!   most), 2.02x to 2.21x that of `tcpreplay --topspeed --preload-pcap`.
+//!   most), 2.02x to 2.21x that of `tcpreplay --topspeed --preload-pcap`. On a later day's
+//!   machine, whose kernel sent faster for every tool, the same bench gave 1.93 M pps against
+//!   1.35 M for [`TxSocket`] and 1.11 M for tcpreplay with its preload (1.74x, 9 rounds): the
+//!   kernel's part shrank, ours did not. There, 15 % of the sending thread's samples were the
+//!   copy into the frame area (`perf record -a`, 1,040,000 frames), while the generating
+//!   thread waited for a free batch in almost half of its own; generating the frames in the
+//!   frame area itself, so that this thread only writes descriptors, is the step left.
 //! - [`TxSocket`]: an `AF_PACKET` socket with `PACKET_QDISC_BYPASS` that sends a batch of
 //!   frames with one `sendmmsg`; the kernel copies each frame into its own buffer and hands it
 //!   to the driver before the call returns. It replaced a memory-mapped TX ring
