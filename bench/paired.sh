@@ -6,8 +6,9 @@
 # `paired_runs RUNS 'COMMAND A' 'COMMAND B'` makes the same runs and prints nothing: it leaves
 # them in the file $paired_log (a line per pair: A's wall seconds and peak RSS in KiB, then
 # B's; the caller removes it) and their figures in $paired_a and $paired_b (median wall
-# seconds), $paired_rss_a and $paired_rss_b (peak RSS, KiB) and $paired_ratio (the median of
-# the pair-by-pair wall ratios A/B).
+# seconds), $paired_rss_a and $paired_rss_b (peak RSS, KiB), $paired_ratio (the median of
+# the pair-by-pair wall ratios A/B) and $paired_ratio_lo and $paired_ratio_hi (their first and
+# third quartiles: the middle half of the pairs, which shows how far the machine moved them).
 #
 # `timed FILE CMD...` times one run (below); bench/scale.sh measures with it too.
 #
@@ -52,13 +53,15 @@ paired_runs() {
     echo "$ta $tb" >>"$paired_log"
   done
   rm -f "$t"
-  read -r paired_a paired_b paired_rss_a paired_rss_b paired_ratio < <(
+  read -r paired_a paired_b paired_rss_a paired_rss_b paired_ratio paired_ratio_lo paired_ratio_hi < <(
     python3 - "$paired_log" <<'PY'
 import statistics, sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 ratios = [r[0] / r[2] for r in rows if r[2] > 0] or [0.0]
+# quartiles over the pairs themselves (inclusive: one pair gives its own ratio three times)
+lo, _, hi = statistics.quantiles(ratios * 2 if len(ratios) == 1 else ratios, n=4, method="inclusive")
 print(statistics.median([r[0] for r in rows]), statistics.median([r[2] for r in rows]),
-      int(max(r[1] for r in rows)), int(max(r[3] for r in rows)), statistics.median(ratios))
+      int(max(r[1] for r in rows)), int(max(r[3] for r in rows)), statistics.median(ratios), lo, hi)
 PY
   )
 }
