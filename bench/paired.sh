@@ -8,7 +8,8 @@
 # B's; the caller removes it) and their figures in $paired_a and $paired_b (median wall
 # seconds), $paired_rss_a and $paired_rss_b (peak RSS, KiB), $paired_ratio (the median of
 # the pair-by-pair wall ratios A/B) and $paired_ratio_lo and $paired_ratio_hi (their first and
-# third quartiles: the middle half of the pairs, which shows how far the machine moved them).
+# third quartiles: the middle half of the pairs, which shows how far the machine moved them;
+# 0 with fewer than 3 pairs, where quartiles say nothing).
 #
 # `timed FILE CMD...` times one run (below); bench/scale.sh measures with it too.
 #
@@ -58,8 +59,7 @@ paired_runs() {
 import statistics, sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 ratios = [r[0] / r[2] for r in rows if r[2] > 0] or [0.0]
-# quartiles over the pairs themselves (inclusive: one pair gives its own ratio three times)
-lo, _, hi = statistics.quantiles(ratios * 2 if len(ratios) == 1 else ratios, n=4, method="inclusive")
+lo, _, hi = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) >= 3 else (0, 0, 0)
 print(statistics.median([r[0] for r in rows]), statistics.median([r[2] for r in rows]),
       int(max(r[1] for r in rows)), int(max(r[3] for r in rows)), statistics.median(ratios), lo, hi)
 PY

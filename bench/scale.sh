@@ -116,7 +116,7 @@ scaling() {
   paired_runs "$quick" "$(printf '%q ' "$bin" "$@" "$many")" "$(printf '%q ' "$bin" "$@" "$small")"
   rm -f "$paired_log"
   row "$label" "$(printf '%.2f' "$paired_a")" "s" "2,000 flows: $(printf '%.2f' "$paired_b") s" \
-    "$(awk -v r="$paired_ratio" 'BEGIN{printf "%.2fx", r}')" "<= 1.5x" "$(spread x)"
+    "$(as x "$paired_ratio")" "<= 1.5x" "$(spread x)"
 }
 
 frames() { capinfos -c -M "$1" | awk -F: '/Number of packets/ {gsub(/ /, "", $2); print $2}'; }
@@ -130,15 +130,21 @@ cat_rate() { awk -v b="$1" -v s="$2" 'BEGIN{if (s > 0) printf "%.0f MB/s", b/s/1
 row() { # LABEL VALUE UNIT REFERENCE-LABEL RATIO TARGET [SPREAD]
   printf '%-44s %12s %-8s %-28s %8s   %-14s %s\n' "$1" "$2" "$3" "$4" "$5" "$6" "${7:-}"
 }
-# the middle half of an alternating run's pairs (bench/paired.sh's quartiles), as the ratio
-# is printed: `spread x` for a factor with two decimals, `spread x1` with one, `spread %` for
-# the share of the reference (100 / the ratio, so the quartiles swap)
+# as HOW RATIO: a ratio A/B as the rows print it: `x` a factor with two decimals, `x1` with
+# one, `%` A's share of B's speed (100 / the ratio)
+as() {
+  awk -v r="$2" -v how="$1" 'BEGIN{
+    if (r <= 0) printf "?"
+    else if (how == "%") printf "%.0f%%", 100/r
+    else if (how == "x1") printf "%.1fx", r
+    else printf "%.2fx", r }'
+}
+# spread HOW: the middle half of the last alternating run's pairs (bench/paired.sh's
+# quartiles), as `as` prints the ratio (a share swaps them: the higher ratio, the lower share)
 spread() {
-  awk -v lo="$paired_ratio_lo" -v hi="$paired_ratio_hi" -v how="$1" 'BEGIN{
-    if (lo <= 0 || hi <= 0) printf "?"
-    else if (how == "%") printf "%.0f-%.0f%%", 100/hi, 100/lo
-    else if (how == "x1") printf "%.1f-%.1fx", lo, hi
-    else printf "%.2f-%.2fx", lo, hi }'
+  if [ "$paired_ratio_lo" = 0 ]; then echo "(under 3 pairs)"
+  elif [ "$1" = % ]; then echo "$(as % "$paired_ratio_hi")-$(as % "$paired_ratio_lo")"
+  else echo "$(as "$1" "$paired_ratio_lo")-$(as "$1" "$paired_ratio_hi")"; fi
 }
 # the ratios to cat depend much on the machine (cat read about 6 GB/s on one of these machines and
 # 9 GB/s on another): say which it was
@@ -159,8 +165,8 @@ one_kib() {
   # against cat alternately (bench/paired.sh): cat's time is short, and drifts with the host
   paired_runs "$quick" "$(printf '%q ' "$bin" -q analyze -f json "$cap")" "$(printf '%q ' cat "$cap")"
   rm -f "$paired_log"
-  local an_s=$paired_a to_cat=$paired_ratio cat_s=$paired_b to_cat_spread
-  to_cat_spread=$(spread %)
+  local an_s=$paired_a cat_s=$paired_b to_cat to_cat_spread
+  to_cat=$(as % "$paired_ratio") to_cat_spread=$(spread %)
   # against dissect alternately too: a slow phase of the machine during one side's runs
   # moved a separate medians' ratio from 55x to 41x
   paired_runs "$runs" \
@@ -168,11 +174,11 @@ one_kib() {
     "$(printf '%q ' "$bin" dissect -f jsonl "$cap")"
   rm -f "$paired_log"
   local secs=$paired_a
-  eval "dis_jsonl_$name=$paired_b dis_jsonl_ratio_$name=$paired_ratio dis_jsonl_spread_$name=$(spread x1)"
+  eval "dis_jsonl_$name=$paired_b dis_jsonl_ratio_$name=$(as x1 "$paired_ratio") dis_jsonl_spread_$name='$(spread x1)'"
   row "analyze $label: frames/s" "$(awk -v f="$n" -v s="$an_s" 'BEGIN{printf "%.0f", f/s}')" "" \
     "tshark -T fields" "$(awk -v a="$an_s" -v t="$secs" 'BEGIN{printf "%.1fx", t/a}')" ">= 100x"
   row "analyze $label: bytes/s" "$(awk -v b="$bytes" -v s="$an_s" 'BEGIN{printf "%.0f", b/s/1e6}')" "MB/s" \
-    "cat: $(cat_rate "$bytes" "$cat_s")" "$(awk -v r="$to_cat" 'BEGIN{printf "%.0f%%", 100/r}')" ">= 65 %" \
+    "cat: $(cat_rate "$bytes" "$cat_s")" "$to_cat" ">= 65 %" \
     "$to_cat_spread"
 }
 one_kib frames1k "1 KiB frames"
@@ -182,7 +188,7 @@ paired_runs "$quick" "$(printf '%q ' "$bin" -q analyze -f json "$small")" "$(pri
 rm -f "$paired_log"
 an_small=$paired_a; rss_small_json=$paired_rss_a
 row "analyze small frames (2,000 flows): bytes/s" "$(awk -v b="$small_bytes" -v s="$an_small" 'BEGIN{printf "%.0f", b/s/1e6}')" "MB/s" \
-  "cat: $(cat_rate "$small_bytes" "$paired_b")" "$(awk -v r="$paired_ratio" 'BEGIN{printf "%.0f%%", 100/r}')" ">= 35 %" \
+  "cat: $(cat_rate "$small_bytes" "$paired_b")" "$(as % "$paired_ratio")" ">= 35 %" \
   "$(spread %)"
 
 # flow scaling: the two captures alternately, the ratio the median of the pairs' ratios
@@ -217,8 +223,7 @@ paired_runs "$quick" "$(printf '%q ' "$bin" -q analyze --tap "$many" --tap "$man
   "$(printf '%q ' "$bin" -q analyze --tap "$small" --tap "$small")"
 rm -f "$paired_log"
 row "analyze --tap, 400,000 flows vs 2,000: wall" "$(printf '%.2f' "$paired_a")" "s" \
-  "2,000 flows: $(printf '%.2f' "$paired_b") s" "$(awk -v r="$paired_ratio" 'BEGIN{printf "%.2fx", r}')" \
-  "(none)" "$(spread x)"
+  "2,000 flows: $(printf '%.2f' "$paired_b") s" "$(as x "$paired_ratio")" "(none)" "$(spread x)"
 row "  peak RSS, 400,000 flows (both taps)" "$((paired_rss_a / 1024))" "MiB" "per flow and tap" \
   "$(awk -v r="$paired_rss_a" 'BEGIN{printf "%.0f B", r*1024/800000}')" "(none)"
 # a fleet: --each -f json, a line per capture, both captures
@@ -231,11 +236,11 @@ for name in frames1k acked1k; do
   ratio=$(eval echo "\$dis_jsonl_ratio_$name")
   ratio_spread=$(eval echo "\$dis_jsonl_spread_$name")
   row "dissect -f jsonl ($name)" "$(printf '%.2f' "$dis_jsonl")" "s" "tshark -T fields" \
-    "$(awk -v r="$ratio" 'BEGIN{printf "%.1fx", r}')" ">= 50x" "$ratio_spread"
+    "$ratio" ">= 50x" "$ratio_spread"
   paired_runs "$runs" "$(printf '%q ' tshark -n -r "$cap")" "$(printf '%q ' "$bin" dissect "$cap")"
   rm -f "$paired_log"
   row "dissect (text) ($name)" "$(printf '%.2f' "$paired_b")" "s" "tshark (text)" \
-    "$(awk -v r="$paired_ratio" 'BEGIN{printf "%.1fx", r}')" ">= 15x" "$(spread x1)"
+    "$(as x1 "$paired_ratio")" ">= 15x" "$(spread x1)"
 done
 
 phase "after them"
