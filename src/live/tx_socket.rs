@@ -16,7 +16,15 @@
 //!   there: a build that skipped the copy altogether (its frames garbage, to bound the gain)
 //!   sent 2.09 M pps against 1.83 M with it (1.14x, medians of 7 alternating rounds), about
 //!   1.9x tcpreplay's. The rest is the kernel's copy-mode path and the veth's receive side,
-//!   both on the sending core.
+//!   both on the sending core. On an AMD EPYC machine (0.78 M pps, 1.75x tcpreplay's 0.44 M
+//!   with its preload, 5 rounds) the sending thread was busy all the time and the copy was
+//!   6 % of its samples, the generating thread idle about half of its own (`perf record -a`,
+//!   1,040,000 frames): the kernel's per-frame work is the bound there too. Sending from both
+//!   cores, one socket on each of two TX queues, would not lift it for `send`'s own bench: two
+//!   processes at once on a veth pair with two queues (one through `AF_XDP`, one through a
+//!   packet socket) sent 0.80-0.96 M pps between them, where one alone sent 0.57-0.78 M, but
+//!   the bench's frames are one RC queue pair's, whose PSNs must leave in order, and frames on
+//!   two queues reach the wire in no set order.
 //! - [`TxSocket`]: an `AF_PACKET` socket with `PACKET_QDISC_BYPASS` that sends a batch of
 //!   frames with one `sendmmsg`; the kernel copies each frame into its own buffer and hands it
 //!   to the driver before the call returns. It replaced a memory-mapped TX ring
