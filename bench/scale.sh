@@ -156,8 +156,10 @@ row "figure" "value" "" "reference" "ratio" "target" "pairs' middle half"
 small=$work/small2k.pcap; many=$work/small400k.pcap; small_bytes=$(stat -c %s "$small")
 
 # one_kib NAME LABEL: analyze on a 1 KiB capture vs tshark -T fields and cat; tshark's runs
-# alternate with dissect -f jsonl's, whose figures it leaves in $dis_jsonl_NAME (median
-# seconds) and $dis_jsonl_ratio_NAME (median of the pairs' tshark/dissect)
+# alternate with dissect -f jsonl's, whose figures it leaves under NAME in dis_jsonl_secs
+# (median seconds), dis_jsonl_ratio and dis_jsonl_spread (the pairs' tshark/dissect, as the
+# row prints them)
+declare -A dis_jsonl_secs dis_jsonl_ratio dis_jsonl_spread
 one_kib() {
   local name=$1 label=$2 cap=$work/$1.pcap
   local n bytes
@@ -174,9 +176,11 @@ one_kib() {
     "$(printf '%q ' "$bin" dissect -f jsonl "$cap")"
   rm -f "$paired_log"
   local secs=$paired_a
-  eval "dis_jsonl_$name=$paired_b dis_jsonl_ratio_$name=$(as x1 "$paired_ratio") dis_jsonl_spread_$name='$(spread x1)'"
+  dis_jsonl_secs[$name]=$paired_b
+  dis_jsonl_ratio[$name]=$(as x1 "$paired_ratio")
+  dis_jsonl_spread[$name]=$(spread x1)
   row "analyze $label: frames/s" "$(awk -v f="$n" -v s="$an_s" 'BEGIN{printf "%.0f", f/s}')" "" \
-    "tshark -T fields" "$(awk -v a="$an_s" -v t="$secs" 'BEGIN{printf "%.1fx", t/a}')" ">= 100x"
+    "tshark -T fields" "$(as x1 "$(awk -v a="$an_s" -v t="$secs" 'BEGIN{print t/a}')")" ">= 100x"
   row "analyze $label: bytes/s" "$(awk -v b="$bytes" -v s="$an_s" 'BEGIN{printf "%.0f", b/s/1e6}')" "MB/s" \
     "cat: $(cat_rate "$bytes" "$cat_s")" "$to_cat" ">= 65 %" \
     "$to_cat_spread"
@@ -201,7 +205,7 @@ back_to_back=$paired_a
 pause=5 measure an_many_idle "$bin" -q analyze -f json "$many"
 row "  the same after 5 s idle (a first run)" "$(printf '%.2f' "$secs")" "s" \
   "back to back: $(printf '%.2f' "$back_to_back") s" \
-  "$(awk -v a="$secs" -v b="$back_to_back" 'BEGIN{printf "%.2fx", a/b}')" "(none: steady)"
+  "$(as x "$(awk -v a="$secs" -v b="$back_to_back" 'BEGIN{print a/b}')")" "(none: steady)"
 scaling "  the same with the text report (50 flows)" -q analyze
 measure an_small_text_all "$bin" -q analyze --flows all "$small"; rss_small_text=$rss
 measure an_many_csv "$bin" -q analyze -f csv "$many"; rss_csv=$rss
@@ -232,11 +236,8 @@ row "analyze --each -f json (both): wall" "$(printf '%.2f' "$secs")" "s" "peak R
 
 for name in frames1k acked1k; do
   cap=$work/$name.pcap
-  dis_jsonl=$(eval echo "\$dis_jsonl_$name")
-  ratio=$(eval echo "\$dis_jsonl_ratio_$name")
-  ratio_spread=$(eval echo "\$dis_jsonl_spread_$name")
-  row "dissect -f jsonl ($name)" "$(printf '%.2f' "$dis_jsonl")" "s" "tshark -T fields" \
-    "$ratio" ">= 50x" "$ratio_spread"
+  row "dissect -f jsonl ($name)" "$(printf '%.2f' "${dis_jsonl_secs[$name]}")" "s" "tshark -T fields" \
+    "${dis_jsonl_ratio[$name]}" ">= 50x" "${dis_jsonl_spread[$name]}"
   paired_runs "$runs" "$(printf '%q ' tshark -n -r "$cap")" "$(printf '%q ' "$bin" dissect "$cap")"
   rm -f "$paired_log"
   row "dissect (text) ($name)" "$(printf '%.2f' "$paired_b")" "s" "tshark (text)" \
